@@ -1,0 +1,149 @@
+"""The exception tree of ``recurring_payments`` (shaped like httpx's).
+
+Every exception the library raises derives from :class:`Error`. Messages name the method and the
+URL of the request and never contain a secret, a token or a ``Basic`` header.
+"""
+
+from __future__ import annotations
+
+import builtins
+import json as _json
+from collections.abc import Mapping
+from typing import Any
+
+__all__ = [
+    "AuthenticationError",
+    "ClientError",
+    "ConfigurationError",
+    "Error",
+    "HTTPError",
+    "LinkNotFoundError",
+    "NotFoundError",
+    "ProtocolError",
+    "ServerError",
+    "TemplateError",
+    "TimeoutError",
+    "TransportError",
+]
+
+
+class Error(Exception):
+    """Base class of every error raised by ``recurring_payments``."""
+
+    def __str__(self) -> str:
+        # KeyError (a base of LinkNotFoundError) would quote the message; keep it plain.
+        return str(self.args[0]) if self.args else ""
+
+
+class ConfigurationError(Error, ValueError):
+    """Bad client settings: a malformed ``base_url``, plain ``http://`` to a remote host, ..."""
+
+
+class TransportError(Error):
+    """The request did not complete: connection refused or reset, TLS failure, body cut short.
+
+    ``method`` and ``url`` name the request.
+    """
+
+    def __init__(self, message: str, *, method: str | None = None, url: str | None = None):
+        super().__init__(message)
+        self.method = method
+        self.url = url
+
+
+class TimeoutError(TransportError, builtins.TimeoutError):
+    """The connection or the response took longer than ``connect_timeout``/``timeout``."""
+
+
+class HTTPError(Error):
+    """The server answered with a status that is not 2xx.
+
+    Attributes: ``status``, ``method``, ``url``, ``headers`` (a dict, lower-case names),
+    ``body`` (text), ``json`` (the parsed body or ``None``), and ``code``/``message`` taken from
+    the API's ``{"code", "message"}`` error bodies (``None`` when absent).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int,
+        method: str,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        body: str = "",
+    ):
+        self.status = status
+        self.method = method
+        self.url = url
+        self.headers: dict[str, str] = dict(headers or {})
+        self.body = body
+        self.json: Any = _parse_json(body)
+        payload = self.json if isinstance(self.json, dict) else {}
+        code = payload.get("code")
+        self.code: int | str | None = code if isinstance(code, (int, str)) else None
+        text = payload.get("message")
+        self.message: str | None = text if isinstance(text, str) else None
+        if self.message is not None:
+            detail = self.message if self.code is None else f"{self.code}: {self.message}"
+            message = f"{message} ({detail})"
+        super().__init__(message)
+
+
+class ClientError(HTTPError):
+    """A 4xx answer."""
+
+
+class AuthenticationError(ClientError):
+    """The token endpoint refused the credentials, or a request got a second 401.
+
+    ``error`` and ``error_description`` come from the OAuth error body when there is one.
+    """
+
+    def __init__(self, message: str, **kwargs: Any):
+        super().__init__(message, **kwargs)
+        payload = self.json if isinstance(self.json, dict) else {}
+        error = payload.get("error")
+        description = payload.get("error_description")
+        self.error: str | None = error if isinstance(error, str) else None
+        self.error_description: str | None = (
+            description if isinstance(description, str) else None
+        )
+        if self.error is not None and self.message is None:
+            detail = self.error if description is None else f"{self.error}: {description}"
+            self.args = (f"{self.args[0]} ({detail})",)
+
+
+class NotFoundError(ClientError):
+    """A 404 answer."""
+
+
+class ServerError(HTTPError):
+    """A 5xx answer."""
+
+
+class ProtocolError(Error):
+    """The answer broke the protocol: not JSON, not a JSON object, wrong content type, a bad
+    token response, nesting too deep, or a body larger than ``max_response_size``."""
+
+    def __init__(self, message: str, *, method: str | None = None, url: str | None = None):
+        super().__init__(message)
+        self.method = method
+        self.url = url
+
+
+class TemplateError(Error, ValueError):
+    """A malformed RFC 6570 URI template."""
+
+
+class LinkNotFoundError(Error, AttributeError, KeyError):
+    """A relation name that the resource does not have, or that names two relations."""
+
+
+def _parse_json(body: str) -> Any:
+    if not body:
+        return None
+    try:
+        return _json.loads(body)
+    except ValueError:
+        return None

@@ -1,0 +1,107 @@
+//! The one error type of the core. `src/py/errors.rs` is the single place that turns it into
+//! the Python exceptions of `recurring_payments.errors`.
+
+use std::fmt;
+
+/// What a non-2xx answer carried, kept whole so the Python exception can expose it.
+#[derive(Debug, Clone)]
+pub struct HttpFailure {
+    pub status: u16,
+    pub method: String,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+    /// The 401 survived the single replay, or the token endpoint refused the credentials.
+    pub authentication: bool,
+}
+
+#[derive(Debug, Clone)]
+pub enum Error {
+    /// Bad client settings: base URL, plain http to a remote host, bad CA file, ...
+    Configuration(String),
+    /// Connection refused or reset, TLS failure, body cut short.
+    Transport {
+        method: String,
+        url: String,
+        message: String,
+    },
+    Timeout {
+        method: String,
+        url: String,
+        message: String,
+    },
+    Http(Box<HttpFailure>),
+    /// The peer broke the protocol: not JSON, not an object, wrong content type, too large.
+    Protocol {
+        method: Option<String>,
+        url: Option<String>,
+        message: String,
+    },
+    /// Malformed RFC 6570 template.
+    Template(String),
+    /// A variable the template does not declare (Python `TypeError`).
+    UnknownVariable(String),
+    /// A relation lookup missed or was ambiguous.
+    LinkNotFound {
+        name: String,
+        message: String,
+    },
+}
+
+impl Error {
+    pub fn protocol(message: impl Into<String>) -> Self {
+        Error::Protocol {
+            method: None,
+            url: None,
+            message: message.into(),
+        }
+    }
+
+    /// Attach the request a protocol error happened on, if it has none yet.
+    pub fn with_request(self, method: &str, url: &str) -> Self {
+        match self {
+            Error::Protocol {
+                method: None,
+                url: None,
+                message,
+            } => Error::Protocol {
+                method: Some(method.to_owned()),
+                url: Some(url.to_owned()),
+                message,
+            },
+            other => other,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Configuration(m) | Error::Template(m) | Error::UnknownVariable(m) => {
+                f.write_str(m)
+            }
+            Error::Transport {
+                method,
+                url,
+                message,
+            }
+            | Error::Timeout {
+                method,
+                url,
+                message,
+            } => write!(f, "{method} {url}: {message}"),
+            Error::Http(h) => write!(f, "{} {}: HTTP {}", h.method, h.url, h.status),
+            Error::Protocol {
+                method: Some(m),
+                url: Some(u),
+                message,
+            } => write!(f, "{m} {u}: {message}"),
+            Error::Protocol { message, .. } => f.write_str(message),
+            Error::LinkNotFound { message, .. } => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

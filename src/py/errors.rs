@@ -1,0 +1,81 @@
+//! The one boundary where core errors become the Python exceptions of
+//! `recurring_payments.errors` (defined in Python, shaped like httpx's tree).
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyModule};
+
+use crate::error::Error;
+
+static ERRORS_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+
+fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
+    ERRORS_MODULE
+        .get_or_try_init(py, || Ok(py.import("recurring_payments.errors")?.unbind()))
+        .map(|m| m.bind(py))
+}
+
+/// Instantiate `recurring_payments.errors.<class>(message, **kwargs)`.
+fn build(
+    py: Python<'_>,
+    class: &str,
+    message: String,
+    kwargs: Bound<'_, PyDict>,
+) -> PyResult<PyErr> {
+    let instance = errors_module(py)?
+        .getattr(class)?
+        .call((message,), Some(&kwargs))?;
+    Ok(PyErr::from_value(instance))
+}
+
+fn convert(py: Python<'_>, error: Error) -> PyResult<PyErr> {
+    let message = error.to_string();
+    let kwargs = PyDict::new(py);
+    let class = match error {
+        Error::Configuration(_) => "ConfigurationError",
+        Error::Template(_) => "TemplateError",
+        Error::LinkNotFound { .. } => "LinkNotFoundError",
+        Error::UnknownVariable(m) => return Ok(PyTypeError::new_err(m)),
+        Error::Transport { method, url, .. } => {
+            kwargs.set_item("method", method)?;
+            kwargs.set_item("url", url)?;
+            "TransportError"
+        }
+        Error::Timeout { method, url, .. } => {
+            kwargs.set_item("method", method)?;
+            kwargs.set_item("url", url)?;
+            "TimeoutError"
+        }
+        Error::Protocol { method, url, .. } => {
+            kwargs.set_item("method", method)?;
+            kwargs.set_item("url", url)?;
+            "ProtocolError"
+        }
+        Error::Http(failure) => {
+            kwargs.set_item("status", failure.status)?;
+            kwargs.set_item("method", &failure.method)?;
+            kwargs.set_item("url", &failure.url)?;
+            let headers = PyDict::new(py);
+            for (name, value) in &failure.headers {
+                headers.set_item(name, value)?;
+            }
+            kwargs.set_item("headers", headers)?;
+            kwargs.set_item("body", &failure.body)?;
+            match failure.status {
+                _ if failure.authentication => "AuthenticationError",
+                404 => "NotFoundError",
+                400..=499 => "ClientError",
+                500..=599 => "ServerError",
+                _ => "HTTPError",
+            }
+        }
+    };
+    build(py, class, message, kwargs)
+}
+
+impl From<Error> for PyErr {
+    fn from(error: Error) -> PyErr {
+        Python::attach(|py| convert(py, error).unwrap_or_else(|e| e))
+    }
+}

@@ -1,0 +1,20 @@
+//! The PyO3 bindings: the only code that knows about Python. Thin by design: each function
+//! converts its arguments, calls the core, and converts the result or the error.
+
+mod errors;
+mod template;
+
+#[pyo3::pymodule]
+mod _core {
+    #[pymodule_export]
+    use super::template::expand_uri_template;
+    #[pymodule_export]
+    use super::template::template_variables;
+
+    use pyo3::prelude::*;
+
+    #[pymodule_init]
+    fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
+        m.add("__version__", env!("CARGO_PKG_VERSION"))
+    }
+}

@@ -1,0 +1,85 @@
+//! `expand_uri_template` and the conversion of Python values to template values.
+
+use std::collections::HashMap;
+
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use crate::template::{self, Value};
+
+/// Convert one Python value; `None` means undefined (the variable is skipped).
+pub(crate) fn to_value(obj: &Bound<'_, PyAny>) -> PyResult<Option<Value>> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    if let Ok(s) = obj.cast::<PyString>() {
+        return Ok(Some(Value::String(s.to_str()?.to_owned())));
+    }
+    // bool before int: Python's bool is an int. Templates render them as JSON does.
+    if let Ok(b) = obj.cast::<PyBool>() {
+        return Ok(Some(Value::String(
+            if b.is_true() { "true" } else { "false" }.into(),
+        )));
+    }
+    if obj.is_instance_of::<PyInt>() {
+        return Ok(Some(match obj.extract::<i64>() {
+            Ok(i) => Value::Integer(i),
+            Err(_) => Value::String(obj.str()?.to_str()?.to_owned()),
+        }));
+    }
+    if let Ok(f) = obj.cast::<PyFloat>() {
+        return Ok(Some(Value::String(f.str()?.to_str()?.to_owned())));
+    }
+    if let Ok(d) = obj.cast::<PyDict>() {
+        let mut pairs = Vec::with_capacity(d.len());
+        for (k, v) in d.iter() {
+            let key = k.str()?.to_str()?.to_owned();
+            if let Some(v) = to_value(&v)? {
+                pairs.push((key, v));
+            }
+        }
+        return Ok(Some(Value::Map(pairs)));
+    }
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        let mut items = Vec::new();
+        for item in obj.try_iter()? {
+            if let Some(v) = to_value(&item?)? {
+                items.push(v);
+            }
+        }
+        return Ok(Some(Value::List(items)));
+    }
+    Err(PyTypeError::new_err(format!(
+        "URI template values must be str, int, float, bool, list, tuple or dict, not {}",
+        obj.get_type().name()?
+    )))
+}
+
+pub(crate) fn to_variables(vars: &Bound<'_, PyAny>) -> PyResult<HashMap<String, Value>> {
+    let mut out = HashMap::new();
+    let items = vars.call_method0("items")?;
+    for item in items.try_iter()? {
+        let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
+        let key = key
+            .cast_into::<PyString>()
+            .map_err(|_| PyTypeError::new_err("URI template variable names must be str"))?;
+        if let Some(value) = to_value(&value)? {
+            out.insert(key.to_str()?.to_owned(), value);
+        }
+    }
+    Ok(out)
+}
+
+/// Expand an RFC 6570 template (levels 1-4) with a mapping of variables.
+#[pyfunction]
+pub fn expand_uri_template(template: &str, variables: &Bound<'_, PyAny>) -> PyResult<String> {
+    let vars = to_variables(variables)?;
+    Ok(template::expand(template, &vars)?)
+}
+
+/// The variable names a template declares, in order; `TemplateError` if it is malformed.
+#[pyfunction]
+pub fn template_variables(template: &str) -> PyResult<Vec<String>> {
+    Ok(template::variables(template)?)
+}

@@ -1,0 +1,100 @@
+//! Process-wide values that must be rebuilt in a child after `os.fork()`.
+//!
+//! A tokio runtime or a connection pool inherited through fork has no worker threads and
+//! sockets shared with the parent; using it hangs (the known pyreqwest/gunicorn `--preload`
+//! bug). Each value is tagged with the pid that built it and rebuilt lazily in a child. The
+//! stale one is leaked, never dropped: dropping it would try to join threads that do not exist.
+//! No lock is involved, so a fork that happens while another thread is inside does no harm.
+
+use std::sync::atomic::{AtomicPtr, Ordering};
+
+struct Slot<T> {
+    pid: u32,
+    value: T,
+}
+
+/// A value per process: built on first use, built again after a fork.
+pub struct PerProcess<T: 'static> {
+    slot: AtomicPtr<Slot<T>>,
+}
+
+impl<T: 'static> Default for PerProcess<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: 'static> PerProcess<T> {
+    pub const fn new() -> Self {
+        PerProcess {
+            slot: AtomicPtr::new(std::ptr::null_mut()),
+        }
+    }
+
+    /// The value of this process, built with `make` if this process has none yet.
+    pub fn get_or_try_init<E>(&self, make: impl FnOnce() -> Result<T, E>) -> Result<&T, E> {
+        let pid = std::process::id();
+        let current = self.slot.load(Ordering::Acquire);
+        // SAFETY-free: slots are leaked boxes, valid for 'static once published.
+        if let Some(slot) = Self::deref(current) {
+            if slot.pid == pid {
+                return Ok(&slot.value);
+            }
+        }
+        let value = make()?;
+        let fresh: &'static mut Slot<T> = Box::leak(Box::new(Slot { pid, value }));
+        let fresh_ptr: *mut Slot<T> = fresh;
+        match self
+            .slot
+            .compare_exchange(current, fresh_ptr, Ordering::AcqRel, Ordering::Acquire)
+        {
+            Ok(_) => Ok(&fresh.value),
+            Err(winner) => match Self::deref(winner) {
+                // Another thread published first; ours stays leaked (rare, bounded by threads).
+                Some(slot) if slot.pid == pid => Ok(&slot.value),
+                _ => Ok(&fresh.value),
+            },
+        }
+    }
+
+    fn deref(ptr: *mut Slot<T>) -> Option<&'static Slot<T>> {
+        if ptr.is_null() {
+            None
+        } else {
+            // Pointers stored here come only from Box::leak and are never freed.
+            #[allow(unsafe_code)]
+            Some(unsafe { &*ptr })
+        }
+    }
+}
+
+static RUNTIME: PerProcess<tokio::runtime::Runtime> = PerProcess::new();
+
+/// The process's one tokio runtime (multi-threaded; two workers are plenty for I/O).
+pub fn runtime() -> crate::error::Result<&'static tokio::runtime::Runtime> {
+    RUNTIME.get_or_try_init(|| {
+        tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("recurring-payments-io")
+            .enable_all()
+            .build()
+            .map_err(|e| {
+                crate::error::Error::Configuration(format!("cannot start the I/O runtime: {e}"))
+            })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn builds_once_per_process() {
+        static CELL: PerProcess<Vec<u8>> = PerProcess::new();
+        let a = CELL.get_or_try_init(|| Ok::<_, ()>(vec![1])).unwrap() as *const _;
+        let b = CELL.get_or_try_init(|| Ok::<_, ()>(vec![2])).unwrap() as *const _;
+        assert_eq!(a, b);
+        assert!(CELL.get_or_try_init(|| Err("not called")).is_ok());
+        assert!(runtime().is_ok());
+    }
+}

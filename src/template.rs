@@ -1,0 +1,205 @@
+//! RFC 6570 URI templates (levels 1-4) on std-uritemplate, plus the pieces it does not offer:
+//! the list of variable names a template declares, and RFC 3986 resolution against a base URL.
+
+use std::collections::HashMap;
+
+pub use stduritemplate::Value;
+use url::Url;
+
+use crate::error::{Error, Result};
+
+/// Expand `template` with `variables`; a variable that is absent is undefined (RFC 6570 §2.3).
+pub fn expand(template: &str, variables: &HashMap<String, Value>) -> Result<String> {
+    stduritemplate::expand(template, variables)
+        .map_err(|e| Error::Template(format!("malformed URI template {template:?}: {e}")))
+}
+
+/// The variable names a template declares, in order of first appearance, without duplicates.
+///
+/// Also checks the syntax of every expression, so a malformed template is reported even when
+/// no variable is given.
+pub fn variables(template: &str) -> Result<Vec<String>> {
+    let malformed =
+        |why: &str| Error::Template(format!("malformed URI template {template:?}: {why}"));
+    let mut names: Vec<String> = Vec::new();
+    let mut rest = template;
+    while let Some(open) = rest.find(['{', '}']) {
+        if rest.as_bytes()[open] == b'}' {
+            return Err(malformed("'}' without '{'"));
+        }
+        let after = &rest[open + 1..];
+        let close = after.find('}').ok_or_else(|| malformed("unclosed '{'"))?;
+        let expression = &after[..close];
+        if expression.contains('{') {
+            return Err(malformed("'{' inside an expression"));
+        }
+        for name in parse_expression(expression).map_err(malformed)? {
+            if !names.iter().any(|n| n == name) {
+                names.push(name.to_owned());
+            }
+        }
+        rest = &after[close + 1..];
+    }
+    // std-uritemplate has checks of its own (literals, modifiers); run them too.
+    expand(template, &HashMap::new())?;
+    Ok(names)
+}
+
+/// The variable names of one `{...}` expression (without braces).
+fn parse_expression(expression: &str) -> std::result::Result<Vec<&str>, &'static str> {
+    let body = match expression.chars().next() {
+        None => return Err("empty expression"),
+        Some('+' | '#' | '.' | '/' | ';' | '?' | '&') => &expression[1..],
+        Some('=' | ',' | '!' | '@' | '|') => return Err("reserved operator"),
+        Some(_) => expression,
+    };
+    let mut names = Vec::new();
+    for spec in body.split(',') {
+        let name = if let Some(name) = spec.strip_suffix('*') {
+            name
+        } else if let Some((name, length)) = spec.split_once(':') {
+            let valid = !length.is_empty()
+                && length.len() <= 4
+                && !length.starts_with('0')
+                && length.bytes().all(|b| b.is_ascii_digit());
+            if !valid {
+                return Err("prefix length must be 1 to 9999");
+            }
+            name
+        } else {
+            spec
+        };
+        if !is_varname(name) {
+            return Err("invalid variable name");
+        }
+        names.push(name);
+    }
+    Ok(names)
+}
+
+/// varname = varchar *( ["."] varchar ); varchar = ALPHA / DIGIT / "_" / pct-encoded
+fn is_varname(name: &str) -> bool {
+    let bytes = name.as_bytes();
+    if bytes.is_empty() || bytes[0] == b'.' || bytes[bytes.len() - 1] == b'.' {
+        return false;
+    }
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' => {
+                let hex = bytes.get(i + 1..i + 3);
+                if !hex.is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit)) {
+                    return false;
+                }
+                i += 3;
+                continue;
+            }
+            b'.' if bytes[i - 1] == b'.' => return false,
+            b if b.is_ascii_alphanumeric() || b == b'_' || b == b'.' => {}
+            _ => return false,
+        }
+        i += 1;
+    }
+    true
+}
+
+/// Parse an absolute base URL (the client's `base_url`).
+pub fn parse_base(base: &str) -> Result<Url> {
+    let url = Url::parse(base)
+        .map_err(|e| Error::Configuration(format!("invalid base URL {base:?}: {e}")))?;
+    if url.cannot_be_a_base() || !matches!(url.scheme(), "http" | "https") {
+        return Err(Error::Configuration(format!(
+            "base URL must be an http(s) URL, got {base:?}"
+        )));
+    }
+    Ok(url)
+}
+
+/// Resolve a (possibly relative) reference against `base` (RFC 3986 §5).
+pub fn resolve(base: &Url, reference: &str) -> Result<Url> {
+    base.join(reference)
+        .map_err(|e| Error::Configuration(format!("cannot resolve {reference:?}: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, Value)]) -> HashMap<String, Value> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), v.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn expands_levels() {
+        let v = vars(&[
+            ("reference", Value::String("demo creditor".into())),
+            ("size", Value::Integer(50)),
+            (
+                "list",
+                Value::List(vec![Value::String("a".into()), Value::String("b".into())]),
+            ),
+        ]);
+        assert_eq!(
+            expand("/creditors{?reference}", &v).unwrap(),
+            "/creditors?reference=demo%20creditor"
+        );
+        assert_eq!(expand("/m{?size,page}", &v).unwrap(), "/m?size=50");
+        assert_eq!(expand("/x{/list*}", &v).unwrap(), "/x/a/b");
+    }
+
+    #[test]
+    fn lists_variables_in_order_without_duplicates() {
+        assert_eq!(
+            variables("https://h/orders{?creditorReference,reference}").unwrap(),
+            vec!["creditorReference", "reference"]
+        );
+        assert_eq!(
+            variables("/{id}/x{?id,list*,name:3}{&a.b}").unwrap(),
+            vec!["id", "list", "name", "a.b"]
+        );
+        assert!(variables("/plain").unwrap().is_empty());
+    }
+
+    #[test]
+    fn malformed_templates_are_errors() {
+        for bad in [
+            "{/id*",
+            "/id*}",
+            "{}",
+            "{var:0}",
+            "{var:01}",
+            "{with space}",
+            "{!x}",
+            "{a{b}}",
+            "{=path}",
+            "{var:prefix}",
+            "{hello:2*}",
+            "/{default-graph-uri}",
+            "{a..b}",
+        ] {
+            assert!(matches!(variables(bad), Err(Error::Template(_))), "{bad}");
+        }
+    }
+
+    #[test]
+    fn resolves_relative_references() {
+        let base = parse_base("https://api.example.com/v1/").unwrap();
+        assert_eq!(
+            resolve(&base, "/orders").unwrap().as_str(),
+            "https://api.example.com/orders"
+        );
+        assert_eq!(
+            resolve(&base, "orders").unwrap().as_str(),
+            "https://api.example.com/v1/orders"
+        );
+        assert_eq!(
+            resolve(&base, "https://other/x").unwrap().as_str(),
+            "https://other/x"
+        );
+        assert!(parse_base("/relative").is_err());
+        assert!(parse_base("ftp://host/").is_err());
+    }
+}
