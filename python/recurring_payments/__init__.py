@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import _core
+from . import _core as _core
 from .errors import (
     AuthenticationError,
     ClientError,
