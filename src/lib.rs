@@ -2,8 +2,11 @@
 //! lifecycle, the HTTP transport and the sandbox server. Nothing outside `py/` knows about Python.
 
 pub mod error;
+pub mod hal;
+pub mod rels;
 pub mod runtime;
 pub mod template;
+mod text;
 
 #[cfg(feature = "python")]
 mod py;
