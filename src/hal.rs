@@ -15,7 +15,9 @@ use serde_json::{Map, Value};
 use crate::error::{Error, Result};
 use crate::rels::RelIndex;
 use crate::template;
-use crate::text::double_quoted;
+
+mod parse;
+pub use parse::parse;
 
 /// How deep `_embedded` resources may nest. Equal to serde_json's nesting limit, so whatever
 /// `parse` accepts passes; only a `Value` built by hand can go deeper.
@@ -39,7 +41,8 @@ pub struct Link {
     pub extra: Map<String, Value>,
 }
 
-/// The string members of a link object, with the field each one fills.
+/// The string members of a link object, in the order `to_json` writes them; each fills the field
+/// of the same name (`type` fills `media_type`).
 const STRING_MEMBERS: [&str; 6] = [
     "type",
     "deprecation",
@@ -59,49 +62,7 @@ impl Link {
     }
 
     pub fn from_json(v: &Value) -> Result<Link> {
-        Link::parse(v).map_err(|why| Error::protocol(format!("link {why}")))
-    }
-
-    /// Parse a link object; the error is the end of a sentence whose subject is the link.
-    fn parse(v: &Value) -> std::result::Result<Link, String> {
-        let Value::Object(members) = v else {
-            return Err(format!("is {}, not an object", kind(v)));
-        };
-        let href = match members.get("href") {
-            Some(Value::String(href)) => href.clone(),
-            None => return Err("has no string \"href\"".to_owned()),
-            Some(other) => return Err(format!("has no string \"href\" (it is {})", kind(other))),
-        };
-        let templated = match members.get("templated") {
-            None => false,
-            Some(Value::Bool(templated)) => *templated,
-            Some(other) => return Err(format!("has a \"templated\" that is {}", kind(other))),
-        };
-        let string_member = |key: &str| match members.get(key) {
-            None => Ok(None),
-            Some(Value::String(s)) => Ok(Some(s.clone())),
-            Some(other) => Err(format!(
-                "has a {key:?} that is {}, not a string",
-                kind(other)
-            )),
-        };
-        let extra = members
-            .iter()
-            .filter(|(key, _)| !matches!(key.as_str(), "href" | "templated"))
-            .filter(|(key, _)| !STRING_MEMBERS.contains(&key.as_str()))
-            .map(|(key, value)| (key.clone(), value.clone()))
-            .collect();
-        Ok(Link {
-            href,
-            templated,
-            media_type: string_member("type")?,
-            deprecation: string_member("deprecation")?,
-            name: string_member("name")?,
-            profile: string_member("profile")?,
-            title: string_member("title")?,
-            hreflang: string_member("hreflang")?,
-            extra,
-        })
+        parse::link(v.clone()).map_err(|why| Error::protocol(format!("link {why}")))
     }
 
     /// The variable names of a templated `href`, in order; empty for a plain link.
@@ -198,73 +159,9 @@ pub struct Document {
     pub embedded: Vec<(String, OneOrMany<Document>)>,
 }
 
-/// Parse a response body (JSON text) into a document.
-pub fn parse(body: &[u8]) -> Result<Document> {
-    // RFC 8259 §8.1 lets a parser ignore a byte order mark; some servers still send one.
-    let body = body.strip_prefix(b"\xef\xbb\xbf").unwrap_or(body);
-    let value: Value = serde_json::from_slice(body).map_err(|e| {
-        // serde_json stops at 128 levels of nesting instead of overflowing the stack.
-        if e.to_string().starts_with("recursion limit exceeded") {
-            Error::protocol(format!(
-                "response body is nested too deeply: {e} (the limit is 128 levels)"
-            ))
-        } else {
-            Error::protocol(format!("response body is not valid JSON: {e}"))
-        }
-    })?;
-    if !value.is_object() {
-        return Err(Error::protocol(format!(
-            "response body is {}, not a JSON object",
-            kind(&value)
-        )));
-    }
-    Document::from_value(value)
-}
-
 impl Document {
     pub fn from_value(v: Value) -> Result<Document> {
-        Document::from_value_at(v, 0).map_err(|bad| Error::protocol(bad.to_string()))
-    }
-
-    /// `depth` counts the `_embedded` levels above this document.
-    fn from_value_at(v: Value, depth: usize) -> std::result::Result<Document, Malformed> {
-        if depth > MAX_EMBEDDING_DEPTH {
-            drop_without_recursion(v);
-            return Err(Malformed::new(format!(
-                "resources are nested deeper than {MAX_EMBEDDING_DEPTH} levels"
-            )));
-        }
-        let Value::Object(mut state) = v else {
-            return Err(Malformed::new(format!(
-                "HAL document is {}, not an object",
-                kind(&v)
-            )));
-        };
-        let links = match state.shift_remove("_links") {
-            None => Vec::new(),
-            Some(Value::Object(links)) => parse_links(links).map_err(Malformed::new)?,
-            Some(other) => {
-                return Err(Malformed::new(format!(
-                    "\"_links\" is {}, not an object",
-                    kind(&other)
-                )));
-            }
-        };
-        let embedded = match state.shift_remove("_embedded") {
-            None => Vec::new(),
-            Some(Value::Object(embedded)) => parse_embedded(embedded, depth)?,
-            Some(other) => {
-                return Err(Malformed::new(format!(
-                    "\"_embedded\" is {}, not an object",
-                    kind(&other)
-                )));
-            }
-        };
-        Ok(Document {
-            state,
-            links,
-            embedded,
-        })
+        parse::document(v)
     }
 
     /// The document as JSON: `_links` first, then the state, then `_embedded`.
@@ -340,140 +237,6 @@ impl Document {
     /// The names of the relations of `_links` and `_embedded` (see `crate::rels`).
     pub fn rel_index(&self, namespace: Option<&str>) -> RelIndex {
         RelIndex::new(self.rels(), &self.curies(), namespace)
-    }
-}
-
-fn parse_links(
-    links: Map<String, Value>,
-) -> std::result::Result<Vec<(String, OneOrMany<Link>)>, String> {
-    links
-        .into_iter()
-        .map(|(rel, value)| {
-            let label = double_quoted(&rel);
-            let parsed = match &value {
-                Value::Array(items) => OneOrMany::Many(
-                    items
-                        .iter()
-                        .enumerate()
-                        .map(|(i, item)| {
-                            Link::parse(item).map_err(|why| format!("link {label}[{i}] {why}"))
-                        })
-                        .collect::<std::result::Result<_, _>>()?,
-                ),
-                Value::Object(_) => OneOrMany::One(
-                    Link::parse(&value).map_err(|why| format!("link {label} {why}"))?,
-                ),
-                other => {
-                    return Err(format!(
-                        "link {label} is {}, not an object or an array of objects",
-                        kind(other)
-                    ));
-                }
-            };
-            Ok((rel, parsed))
-        })
-        .collect()
-}
-
-fn parse_embedded(
-    embedded: Map<String, Value>,
-    depth: usize,
-) -> std::result::Result<Vec<(String, OneOrMany<Document>)>, Malformed> {
-    let mut out = Vec::with_capacity(embedded.len());
-    for (rel, value) in embedded {
-        let label = double_quoted(&rel);
-        let nested = |v: Value, at: String| {
-            if !v.is_object() {
-                return Err(Malformed::new(format!(
-                    "_embedded {at} is {}, not an object",
-                    kind(&v)
-                )));
-            }
-            Document::from_value_at(v, depth + 1).map_err(|bad| bad.inside(at))
-        };
-        let parsed = match value {
-            Value::Array(items) => OneOrMany::Many(
-                items
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, item)| nested(item, format!("{label}[{i}]")))
-                    .collect::<std::result::Result<_, _>>()?,
-            ),
-            Value::Object(_) => OneOrMany::One(nested(value, label)?),
-            other => {
-                return Err(Malformed::new(format!(
-                    "_embedded {label} is {}, not an object or an array of objects",
-                    kind(&other)
-                )));
-            }
-        };
-        out.push((rel, parsed));
-    }
-    Ok(out)
-}
-
-/// What is wrong with a document, and the `_embedded` path to the resource it is wrong in.
-struct Malformed {
-    /// Innermost first: segments are added while the recursion unwinds.
-    path: Vec<String>,
-    why: String,
-}
-
-impl Malformed {
-    fn new(why: String) -> Malformed {
-        Malformed {
-            path: Vec::new(),
-            why,
-        }
-    }
-
-    fn inside(mut self, segment: String) -> Malformed {
-        self.path.push(segment);
-        self
-    }
-}
-
-impl std::fmt::Display for Malformed {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        /// Path segments shown at each end of a long path; the middle becomes "…".
-        const SHOWN: usize = 3;
-        if self.path.is_empty() {
-            return f.write_str(&self.why);
-        }
-        let outermost_first: Vec<&str> = self.path.iter().rev().map(String::as_str).collect();
-        let path = if outermost_first.len() > 2 * SHOWN {
-            let head = &outermost_first[..SHOWN];
-            let tail = &outermost_first[outermost_first.len() - SHOWN..];
-            format!("{} > … > {}", head.join(" > "), tail.join(" > "))
-        } else {
-            outermost_first.join(" > ")
-        };
-        write!(f, "in _embedded {path}: {}", self.why)
-    }
-}
-
-/// "a string", "an array", ...: what a JSON value is, for messages.
-fn kind(v: &Value) -> &'static str {
-    match v {
-        Value::Null => "null",
-        Value::Bool(_) => "a bool",
-        Value::Number(_) => "a number",
-        Value::String(_) => "a string",
-        Value::Array(_) => "an array",
-        Value::Object(_) => "an object",
-    }
-}
-
-/// Drop a value of any depth with a heap stack: the default drop recurses and a hand-built
-/// value nested thousands of levels deep would overflow the thread's stack.
-fn drop_without_recursion(v: Value) {
-    let mut pending = vec![v];
-    while let Some(v) = pending.pop() {
-        match v {
-            Value::Array(items) => pending.extend(items),
-            Value::Object(members) => pending.extend(members.into_iter().map(|(_, v)| v)),
-            _ => {}
-        }
     }
 }
 

@@ -271,11 +271,11 @@ fn bad_links_are_errors_naming_the_link() {
         ),
         (
             json!({"s": {"href": "/s", "templated": "true"}}),
-            "link \"s\" has a \"templated\" that is a string".to_owned(),
+            "link \"s\" has a \"templated\" that is a string, not a bool".to_owned(),
         ),
         (
             json!({"s": {"href": "/s", "templated": 1}}),
-            "link \"s\" has a \"templated\" that is a number".to_owned(),
+            "link \"s\" has a \"templated\" that is a number, not a bool".to_owned(),
         ),
     ];
     for (links, expected) in cases {
@@ -310,7 +310,7 @@ fn link_from_json_errors() {
     assert_eq!(message(json!({})), "link has no string \"href\"");
     assert_eq!(
         message(json!({"href": "/", "templated": null})),
-        "link has a \"templated\" that is null"
+        "link has a \"templated\" that is null, not a bool"
     );
 }
 
