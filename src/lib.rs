@@ -4,8 +4,11 @@
 pub mod auth;
 pub mod client;
 pub mod error;
+pub mod hal;
+pub mod rels;
 pub mod runtime;
 pub mod template;
+mod text;
 pub mod transport;
 
 #[cfg(feature = "python")]

@@ -4,12 +4,15 @@
 mod client;
 mod convert;
 mod errors;
+mod rels;
 mod template;
 
 #[pyo3::pymodule]
 mod _core {
     #[pymodule_export]
     use super::client::{NativeClient, PyToken};
+    #[pymodule_export]
+    use super::rels::RelIndex;
     #[pymodule_export]
     use super::template::expand_uri_template;
     #[pymodule_export]
