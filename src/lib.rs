@@ -3,6 +3,7 @@
 
 pub mod error;
 pub mod runtime;
+pub mod sandbox;
 pub mod template;
 
 #[cfg(feature = "python")]

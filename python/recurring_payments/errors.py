@@ -106,9 +106,7 @@ class AuthenticationError(ClientError):
         error = payload.get("error")
         description = payload.get("error_description")
         self.error: str | None = error if isinstance(error, str) else None
-        self.error_description: str | None = (
-            description if isinstance(description, str) else None
-        )
+        self.error_description: str | None = description if isinstance(description, str) else None
         if self.error is not None and self.message is None:
             detail = self.error if description is None else f"{self.error}: {description}"
             self.args = (f"{self.args[0]} ({detail})",)

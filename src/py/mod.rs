@@ -2,10 +2,13 @@
 //! converts its arguments, calls the core, and converts the result or the error.
 
 mod errors;
+mod sandbox;
 mod template;
 
 #[pyo3::pymodule]
 mod _core {
+    #[pymodule_export]
+    use super::sandbox::{SandboxRequest, SandboxServer};
     #[pymodule_export]
     use super::template::expand_uri_template;
     #[pymodule_export]
