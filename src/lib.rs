@@ -7,6 +7,7 @@ pub mod error;
 pub mod hal;
 pub mod rels;
 pub mod runtime;
+pub mod sandbox;
 pub mod template;
 mod text;
 pub mod transport;

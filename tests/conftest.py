@@ -6,6 +6,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from sandbox_http import Http
 
 import recurring_payments as rp
 from recurring_payments.testing import FakeServer
@@ -50,3 +51,9 @@ def api_requests(server: FakeServer, method: str | None = None) -> list[Any]:
         for r in server.requests
         if r.path != "/oauth/token" and (method is None or r.method == method)
     ]
+
+
+@pytest.fixture
+def http(rp_server: FakeServer) -> Http:
+    """A plain urllib client of the sandbox (checks the server independently of ours)."""
+    return Http(rp_server)

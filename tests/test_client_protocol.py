@@ -117,7 +117,7 @@ def test_no_bearer_to_another_origin() -> None:
             pointer = client.get("/pointer")
             with pytest.raises(rp.ClientError) as caught:
                 pointer.checkout()
-        assert caught.value.status == 401  # the other origin wants its own token
+        assert caught.value.status in (401, 406)  # it has its own profile and tokens
         (seen,) = other.requests
         assert header(seen, "authorization") is None
         assert len(api.token_requests) == 1  # no replay for another origin

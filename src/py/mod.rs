@@ -5,6 +5,7 @@ mod client;
 mod convert;
 mod errors;
 mod rels;
+mod sandbox;
 mod template;
 
 #[pyo3::pymodule]
@@ -13,6 +14,8 @@ mod _core {
     use super::client::{NativeClient, PyToken};
     #[pymodule_export]
     use super::rels::RelIndex;
+    #[pymodule_export]
+    use super::sandbox::{SandboxRequest, SandboxServer};
     #[pymodule_export]
     use super::template::expand_uri_template;
     #[pymodule_export]

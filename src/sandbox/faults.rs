@@ -1,0 +1,109 @@
+//! Injected faults: the next N matching requests fail, lose their connection, wait, or get a
+//! broken body. A fault without a path matches every API request but not the token endpoint,
+//! so `fail_next()` hits the request under test rather than the token fetch before it.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use super::journal::lock;
+
+/// What happens to a request instead of its normal answer.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// Answer with this status and a `{"code","message"}` body (plus extra headers).
+    Fail {
+        status: u16,
+        headers: Vec<(String, String)>,
+    },
+    /// Close the connection without answering.
+    Drop,
+    /// Answer 200 with a body that is not valid JSON.
+    Malformed,
+}
+
+#[derive(Debug)]
+struct Armed<T> {
+    what: T,
+    remaining: u32,
+    path: Option<String>,
+}
+
+#[derive(Debug, Default)]
+pub struct Faults {
+    delays: Mutex<Vec<Armed<Duration>>>,
+    outcomes: Mutex<Vec<Armed<Outcome>>>,
+}
+
+/// Take one use of the first armed fault that matches `path`, removing it when used up.
+fn take<T: Clone>(list: &Mutex<Vec<Armed<T>>>, path: &str, is_token: bool) -> Option<T> {
+    let mut list = lock(list);
+    let index = list.iter().position(|f| match &f.path {
+        Some(p) => p == path,
+        None => !is_token,
+    })?;
+    let fault = &mut list[index];
+    let what = fault.what.clone();
+    fault.remaining -= 1;
+    if fault.remaining == 0 {
+        list.remove(index);
+    }
+    Some(what)
+}
+
+impl Faults {
+    pub fn add_delay(&self, delay: Duration, count: u32, path: Option<String>) {
+        if count > 0 {
+            lock(&self.delays).push(Armed {
+                what: delay,
+                remaining: count,
+                path,
+            });
+        }
+    }
+
+    pub fn add_outcome(&self, outcome: Outcome, count: u32, path: Option<String>) {
+        if count > 0 {
+            lock(&self.outcomes).push(Armed {
+                what: outcome,
+                remaining: count,
+                path,
+            });
+        }
+    }
+
+    /// The faults for one request: at most one delay and at most one outcome, so a delay
+    /// combines with a failure armed for the same request.
+    pub fn take(&self, path: &str, is_token: bool) -> (Option<Duration>, Option<Outcome>) {
+        (
+            take(&self.delays, path, is_token),
+            take(&self.outcomes, path, is_token),
+        )
+    }
+
+    pub fn clear(&self) {
+        lock(&self.delays).clear();
+        lock(&self.outcomes).clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_and_paths() {
+        let faults = Faults::default();
+        faults.add_outcome(Outcome::Drop, 2, None);
+        faults.add_outcome(Outcome::Malformed, 1, Some("/x".into()));
+        faults.add_delay(Duration::from_millis(5), 1, Some("/oauth/token".into()));
+        assert_eq!(
+            faults.take("/oauth/token", true),
+            (Some(Duration::from_millis(5)), None)
+        );
+        assert_eq!(faults.take("/x", false).1, Some(Outcome::Drop));
+        assert_eq!(faults.take("/y", false).1, Some(Outcome::Drop));
+        assert_eq!(faults.take("/y", false).1, None);
+        assert_eq!(faults.take("/x", false).1, Some(Outcome::Malformed));
+        assert_eq!(faults.take("/x", false), (None, None));
+    }
+}

@@ -1,0 +1,283 @@
+//! The sandbox server: a strict, in-process fake of the whole API (token endpoint, entry point,
+//! static resources, routes, demo data), with a journal, injected faults and a virtual clock.
+//!
+//! It runs on the process's one tokio runtime. The accept loop is hyper's own rather than
+//! `axum::serve`, because a fake must be able to close a connection without answering
+//! (`drop_next`) and a stop must be bounded even when a request is stuck in a handler.
+
+pub mod clock;
+mod control;
+pub mod demo;
+pub mod faults;
+pub mod journal;
+pub mod media;
+mod oauth;
+pub mod protocol;
+pub mod store;
+pub mod tokens;
+
+use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
+use std::sync::{mpsc, Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use hyper::server::conn::http1;
+use hyper::service::service_fn;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::error::{Error, Result};
+use clock::Clock;
+use faults::Faults;
+use journal::{lock, Journal};
+use store::Store;
+use tokens::Tokens;
+
+pub const TOKEN_PATH: &str = "/oauth/token";
+
+/// How long a stop waits for requests in flight before cutting their connections.
+const STOP_GRACE: Duration = Duration::from_secs(2);
+
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub host: String,
+    /// 0: an ephemeral port.
+    pub port: u16,
+    pub token_ttl: Duration,
+    pub demo: bool,
+    /// Journal entries kept (the oldest go first); 0 keeps none.
+    pub journal_limit: usize,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            host: "127.0.0.1".into(),
+            port: 0,
+            token_ttl: Duration::from_secs(960),
+            demo: false,
+            journal_limit: 100_000,
+        }
+    }
+}
+
+/// State that outlives a stop and a restart.
+pub struct Shared {
+    pub store: RwLock<Store>,
+    pub tokens: Mutex<Tokens>,
+    pub journal: Journal,
+    pub faults: Faults,
+    pub clock: Clock,
+    pub token_ttl: Duration,
+}
+
+/// Where a running server lives; every href it emits is built from these.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Urls {
+    /// `http://127.0.0.1:<port>`, no trailing slash.
+    pub base_url: String,
+    /// `{base_url}/alps/v1`: the profile of `Accept` and `Content-Type`.
+    pub profile: String,
+    /// `{base_url}/alps#`: the namespace of service relations.
+    pub rel_namespace: String,
+}
+
+impl Urls {
+    fn new(addr: SocketAddr) -> Self {
+        // A wildcard bind is reached through loopback.
+        let ip = match addr.ip() {
+            ip if ip.is_unspecified() && ip.is_ipv4() => "127.0.0.1".to_owned(),
+            ip if ip.is_unspecified() => "[::1]".to_owned(),
+            std::net::IpAddr::V6(ip) => format!("[{ip}]"),
+            ip => ip.to_string(),
+        };
+        let base_url = format!("http://{ip}:{}", addr.port());
+        Urls {
+            profile: format!("{base_url}/alps/v1"),
+            rel_namespace: format!("{base_url}/alps#"),
+            base_url,
+        }
+    }
+}
+
+/// What each request handler sees.
+pub struct Site {
+    pub urls: Urls,
+    /// The `Content-Type` of HAL answers, built once.
+    pub hal_content_type: String,
+    pub shared: Arc<Shared>,
+}
+
+struct Running {
+    urls: Urls,
+    shutdown: watch::Sender<bool>,
+    done: mpsc::Receiver<()>,
+}
+
+pub struct Sandbox {
+    config: Config,
+    shared: Arc<Shared>,
+    running: Mutex<Option<Running>>,
+}
+
+impl Sandbox {
+    pub fn new(config: Config) -> Self {
+        let mut store = Store::new();
+        if config.demo {
+            demo::install(&mut store);
+        }
+        Sandbox {
+            shared: Arc::new(Shared {
+                store: RwLock::new(store),
+                tokens: Mutex::new(Tokens::default()),
+                journal: Journal::new(config.journal_limit),
+                faults: Faults::default(),
+                clock: Clock::new(),
+                token_ttl: config.token_ttl,
+            }),
+            config,
+            running: Mutex::new(None),
+        }
+    }
+
+    pub fn shared(&self) -> &Arc<Shared> {
+        &self.shared
+    }
+
+    /// The URLs while running.
+    pub fn urls(&self) -> Option<Urls> {
+        lock(&self.running).as_ref().map(|r| r.urls.clone())
+    }
+
+    /// Bind and start serving; a no-op returning the same URLs when already running.
+    pub fn start(&self) -> Result<Urls> {
+        let mut running = lock(&self.running);
+        if let Some(r) = running.as_ref() {
+            return Ok(r.urls.clone());
+        }
+        let runtime = crate::runtime::runtime()?;
+        let std_listener = bind(&self.config.host, self.config.port)?;
+        let addr = std_listener.local_addr().map_err(cannot_listen)?;
+        let listener = {
+            let _guard = runtime.enter(); // from_std registers with this runtime's reactor
+            TcpListener::from_std(std_listener).map_err(cannot_listen)?
+        };
+        let urls = Urls::new(addr);
+        let site = Arc::new(Site {
+            hal_content_type: format!(
+                "application/hal+json; profile=\"{}\";charset=UTF-8",
+                urls.profile
+            ),
+            urls: urls.clone(),
+            shared: Arc::clone(&self.shared),
+        });
+        let (shutdown, shutdown_rx) = watch::channel(false);
+        let (done_tx, done) = mpsc::sync_channel(1);
+        runtime.spawn(async move {
+            accept_loop(listener, site, shutdown_rx).await;
+            let _ = done_tx.send(());
+        });
+        *running = Some(Running {
+            urls: urls.clone(),
+            shutdown,
+            done,
+        });
+        Ok(urls)
+    }
+
+    /// Stop: close the listening socket (freeing the port), let requests in flight finish
+    /// (at most a couple of seconds), and wait until the server task has ended. Blocking.
+    pub fn stop(&self) {
+        let Some(running) = lock(&self.running).take() else {
+            return;
+        };
+        let _ = running.shutdown.send(true);
+        // The task always ends within STOP_GRACE plus scheduling; the margin covers a
+        // saturated machine. Receiving an error means the task (or the runtime) is gone.
+        let _ = running
+            .done
+            .recv_timeout(STOP_GRACE + Duration::from_secs(10));
+    }
+}
+
+impl Drop for Sandbox {
+    fn drop(&mut self) {
+        // Dropping the sender is what the tasks watch for: no blocking wait in a destructor.
+        lock(&self.running).take();
+    }
+}
+
+fn cannot_listen(e: std::io::Error) -> Error {
+    Error::Configuration(format!("sandbox server cannot listen: {e}"))
+}
+
+fn bind(host: &str, port: u16) -> Result<StdListener> {
+    let addrs = (host, port).to_socket_addrs().map_err(|e| {
+        Error::Configuration(format!("sandbox server cannot resolve {host:?}: {e}"))
+    })?;
+    let mut last = None;
+    for addr in addrs {
+        match StdListener::bind(addr) {
+            Ok(listener) => {
+                listener.set_nonblocking(true).map_err(cannot_listen)?;
+                return Ok(listener);
+            }
+            Err(e) => last = Some(e),
+        }
+    }
+    Err(match last {
+        Some(e) => Error::Configuration(format!(
+            "sandbox server cannot listen on {host}:{port}: {e}"
+        )),
+        None => Error::Configuration(format!("sandbox server: {host:?} has no address")),
+    })
+}
+
+/// Resolves when a stop was asked for or the `Sandbox` is gone.
+async fn stopped(mut rx: watch::Receiver<bool>) {
+    let _ = rx.wait_for(|stop| *stop).await;
+}
+
+async fn accept_loop(listener: TcpListener, site: Arc<Site>, shutdown: watch::Receiver<bool>) {
+    let mut connections = JoinSet::new();
+    let stop = stopped(shutdown.clone());
+    tokio::pin!(stop);
+    loop {
+        tokio::select! {
+            () = &mut stop => break,
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    connections.spawn(serve_connection(stream, Arc::clone(&site), shutdown.clone()));
+                }
+                // Out of file descriptors and the like: pause rather than spin.
+                Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
+            },
+            // Reap finished connections so the set does not grow.
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+        }
+    }
+    drop(listener);
+    let drained = tokio::time::timeout(STOP_GRACE, async {
+        while connections.join_next().await.is_some() {}
+    })
+    .await;
+    if drained.is_err() {
+        connections.shutdown().await;
+    }
+}
+
+async fn serve_connection(stream: TcpStream, site: Arc<Site>, shutdown: watch::Receiver<bool>) {
+    let _ = stream.set_nodelay(true);
+    let service = service_fn(move |request| protocol::handle(Arc::clone(&site), request));
+    let connection = http1::Builder::new()
+        .timer(TokioTimer::new())
+        .serve_connection(TokioIo::new(stream), service);
+    tokio::pin!(connection);
+    tokio::select! {
+        _ = connection.as_mut() => return,
+        () = stopped(shutdown) => connection.as_mut().graceful_shutdown(),
+    }
+    // Finishes the request in flight, if any, then closes.
+    let _ = connection.await;
+}
