@@ -62,6 +62,15 @@ impl Reply {
         }
     }
 
+    /// An API error: `{"code","message"}` as `application/json`, like the server's own.
+    pub fn error(status: u16, code: u32, message: &str) -> Self {
+        Reply::json(
+            status,
+            &serde_json::json!({"code": code, "message": message}),
+        )
+        .with_header("content-type", "application/json;charset=UTF-8")
+    }
+
     pub fn with_header(mut self, name: &str, value: impl Into<String>) -> Self {
         self.headers.push((name.to_owned(), value.into()));
         self

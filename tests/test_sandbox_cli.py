@@ -1,0 +1,111 @@
+"""`python -m recurring_payments serve` as a subprocess."""
+
+from __future__ import annotations
+
+import shlex
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from types import SimpleNamespace
+
+import pytest
+from recurring_payments.cli import main
+from recurring_payments.testing import FakeServer
+from sandbox_http import Http
+
+Served = tuple[subprocess.Popen[str], dict[str, str]]
+
+
+def start(*args: str) -> Served:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "recurring_payments", "serve", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    settings: dict[str, str] = {}
+    assert process.stdout is not None
+    for line in process.stdout:
+        if line.startswith("export "):
+            name, _, value = line.removeprefix("export ").strip().partition("=")
+            settings[name.removeprefix("RECURRING_PAYMENTS_")] = shlex.split(value)[0]
+        if "APP_SECRET" in settings:
+            break
+    return process, settings
+
+
+@pytest.fixture
+def served() -> Iterator[Served]:
+    process, settings = start("--demo", "--token-ttl", "30")
+    try:
+        yield process, settings
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.communicate(timeout=10)
+
+
+class Remote:
+    """The subprocess's server, as much as the HTTP helper needs of a FakeServer."""
+
+    def __init__(self, settings: dict[str, str]):
+        self._settings = settings
+
+    @property
+    def base_url(self) -> str:
+        return self._settings["BASE_URL"]
+
+    @property
+    def profile(self) -> str:
+        return self._settings["PROFILE"]
+
+    @property
+    def credentials(self) -> SimpleNamespace:
+        return SimpleNamespace(
+            app_name=self._settings["APP_NAME"], app_secret=self._settings["APP_SECRET"]
+        )
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_serve_prints_serves_and_stops(
+    served: tuple[subprocess.Popen[str], dict[str, str]], sig: int
+) -> None:
+    process, settings = served
+    assert settings["BASE_URL"].startswith("http://127.0.0.1:")
+    assert settings["PROFILE"] == settings["BASE_URL"] + "/alps/v1"
+    assert settings["REL_NAMESPACE"] == settings["BASE_URL"] + "/alps#"
+    assert settings["APP_NAME"] == "sandbox-app"
+    http = Http(Remote(settings))  # type: ignore[arg-type]
+    answer = http.token_answer()
+    assert answer.json["expires_in"] == 30
+    root = http.api("GET", "/", token=answer.json["access_token"]).json
+    assert settings["REL_NAMESPACE"] + "get-creditors" in root["_links"]
+    process.send_signal(sig)
+    out, err = process.communicate(timeout=10)
+    assert process.returncode == 0, err
+    assert "# stopped" in out
+    assert err == ""
+
+
+def test_serve_on_a_busy_port_fails_cleanly() -> None:
+    with FakeServer() as server:
+        port = server.base_url.rsplit(":", 1)[1]
+        process = subprocess.run(
+            [sys.executable, "-m", "recurring_payments", "serve", "--port", port],
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
+    assert process.returncode == 1
+    assert "cannot listen" in process.stderr
+
+
+def test_help_and_unknown_command(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_info:
+        main(["serve", "--help"])
+    assert exit_info.value.code == 0
+    assert "--token-ttl" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exit_info:
+        main(["nonsense"])
+    assert exit_info.value.code == 2
