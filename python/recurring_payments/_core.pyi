@@ -1,6 +1,6 @@
 """The native core of recurring_payments (Rust, PyO3). Import the public API from the package."""
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Mapping, Sequence
 from typing import Any, final
 
 __version__: str
@@ -57,6 +57,13 @@ class NativeClient:
     def request(
         self, method: str, url: str, body: Any = None
     ) -> tuple[int, str, list[tuple[str, str]], dict[str, Any] | None]: ...
+    def authenticate_async(self) -> Awaitable[Token]:
+        """``authenticate`` as an awaitable; call it from a coroutine of the running loop."""
+    def request_async(
+        self, method: str, url: str, body: Any = None
+    ) -> Awaitable[tuple[int, str, list[tuple[str, str]], dict[str, Any] | None]]:
+        """``request`` as an awaitable; call it from a coroutine of the running loop.
+        Cancelling the awaiting task cancels the request."""
 
 @final
 class RelIndex:

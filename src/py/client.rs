@@ -16,7 +16,7 @@ use crate::error::Error;
 use crate::runtime::runtime;
 use crate::transport::{Attempt, Response, Verify};
 
-use super::convert;
+use super::{client_async, convert};
 
 /// An access token. Its ``repr()`` never shows the token itself.
 #[pyclass(name = "Token", module = "recurring_payments", frozen)]
@@ -66,6 +66,12 @@ impl PyToken {
     }
     fn __hash__(&self) -> u64 {
         Arc::as_ptr(&self.inner) as u64
+    }
+}
+
+impl From<Arc<CoreToken>> for PyToken {
+    fn from(inner: Arc<CoreToken>) -> Self {
+        PyToken { inner }
     }
 }
 
@@ -165,7 +171,7 @@ impl NativeClient {
         let core = self.core.clone();
         let mut log = Vec::new();
         let outcome = wait(py, async { core.authenticate(&mut log).await });
-        self.log(py, &log);
+        log_attempts(self.logger.bind(py), &log);
         Ok(PyToken { inner: outcome? })
     }
 
@@ -187,38 +193,57 @@ impl NativeClient {
         let outcome = wait(py, async {
             core.request(method, target, body, &mut log).await
         });
-        self.log(py, &log);
+        log_attempts(self.logger.bind(py), &log);
         response_tuple(py, &method_name, outcome?)
+    }
+
+    /// Like `authenticate`, as an awaitable (call it from a coroutine of the running loop).
+    fn authenticate_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        client_async::authenticate(py, self.core.clone(), self.logger.clone_ref(py))
+    }
+
+    /// Like `request`, as an awaitable (call it from a coroutine of the running loop).
+    /// Cancelling the awaiting task cancels the request.
+    #[pyo3(signature = (method, url, body=None))]
+    fn request_async<'py>(
+        &self,
+        py: Python<'py>,
+        method: &str,
+        url: &str,
+        body: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let (method, body) = request_body(method, body)?;
+        let target = self.core.resolve(url)?;
+        let logger = self.logger.clone_ref(py);
+        client_async::request(py, self.core.clone(), logger, method, target, body)
     }
 }
 
-impl NativeClient {
-    /// One DEBUG line per attempt, written on the caller's thread with the GIL and no lock held.
-    fn log(&self, py: Python<'_>, attempts: &[Attempt]) {
-        let logger = self.logger.bind(py);
-        let enabled = logger
-            .call_method1("isEnabledFor", (10,))
-            .and_then(|v| v.is_truthy())
-            .unwrap_or(false);
-        if !enabled {
-            return;
-        }
-        for a in attempts {
-            let status = a
-                .status
-                .map_or_else(|| a.error.clone().unwrap_or_default(), |s| s.to_string());
-            let _ = logger.call_method1(
-                "debug",
-                (
-                    "%s %s -> %s in %.1f ms (attempt %d)",
-                    &a.method,
-                    &a.url,
-                    status,
-                    a.elapsed.as_secs_f64() * 1000.0,
-                    a.attempt,
-                ),
-            );
-        }
+/// One DEBUG line per attempt, written with the GIL and no lock held: on the caller's thread
+/// (sync) or on the completion thread (asyncio).
+pub(crate) fn log_attempts(logger: &Bound<'_, PyAny>, attempts: &[Attempt]) {
+    let enabled = logger
+        .call_method1("isEnabledFor", (10,))
+        .and_then(|v| v.is_truthy())
+        .unwrap_or(false);
+    if !enabled {
+        return;
+    }
+    for a in attempts {
+        let status = a
+            .status
+            .map_or_else(|| a.error.clone().unwrap_or_default(), |s| s.to_string());
+        let _ = logger.call_method1(
+            "debug",
+            (
+                "%s %s -> %s in %.1f ms (attempt %d)",
+                &a.method,
+                &a.url,
+                status,
+                a.elapsed.as_secs_f64() * 1000.0,
+                a.attempt,
+            ),
+        );
     }
 }
 

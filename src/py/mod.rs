@@ -1,7 +1,9 @@
 //! The PyO3 bindings: the only code that knows about Python. Thin by design: each function
 //! converts its arguments, calls the core, and converts the result or the error.
 
+mod aio;
 mod client;
+mod client_async;
 mod convert;
 mod errors;
 mod rels;
