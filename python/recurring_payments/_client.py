@@ -1,4 +1,4 @@
-"""The synchronous client (API.md §2-3)."""
+"""The synchronous client (API.md §2-3), and the base it shares with `AsyncClient`."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import os
 import platform
 import threading
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, TypeVar
 
 from . import _core
 from ._credentials import AdminCredentials, AppCredentials
@@ -18,6 +18,7 @@ logger = logging.getLogger("recurring_payments")
 
 Credentials = AppCredentials | AdminCredentials
 _DEFAULT_SIZE = 32 * 2**20
+_C = TypeVar("_C", bound="_ClientBase")
 
 
 def _user_agent(extra: str | None) -> str:
@@ -25,16 +26,9 @@ def _user_agent(extra: str | None) -> str:
     return f"{extra} {ours}" if extra else ours
 
 
-class Client:
-    """A client of the API, safe to share between threads (one per process is the norm).
-
-    >>> client = Client(base_url, credentials=AppCredentials("shop-app", "s3cr3t"),
-    ...                 profile="https://api.example.com/alps/v1")          # doctest: +SKIP
-    >>> creditor = client.get_creditors(reference="democreditor")        # doctest: +SKIP
-
-    Every relation of the entry point is an attribute (``client.create_orders``); the entry
-    point is fetched once, on first use, and cached.
-    """
+class _ClientBase:
+    """What :class:`Client` and ``AsyncClient`` share: configuration, the native client, the
+    token and URL helpers. Subclasses send the requests (blocking, or as coroutines)."""
 
     def __init__(
         self,
@@ -76,14 +70,12 @@ class Client:
             user_agent=_user_agent(user_agent),
             logger=logger,
         )
-        self._root: Resource | None = None
-        self._root_lock = threading.Lock()
-        self._pid = os.getpid()
         self._indexes: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], _core.RelIndex]
         self._indexes = {}
+        self._init_root_cache()
 
     @classmethod
-    def from_env(cls, prefix: str = "RECURRING_PAYMENTS_", **overrides: Any) -> Client:
+    def from_env(cls: type[_C], prefix: str = "RECURRING_PAYMENTS_", **overrides: Any) -> _C:
         """Build a client from environment variables: ``<prefix>BASE_URL``, ``PROFILE``,
         ``REL_NAMESPACE`` (optional), and ``APP_NAME`` + ``APP_SECRET`` or ``CREDITOR`` +
         ``LOGIN`` + ``PASSWORD``. Keyword arguments override or add constructor arguments."""
@@ -130,76 +122,16 @@ class Client:
         """The current token, or ``None`` before the first request."""
         return self._live().token
 
-    def authenticate(self) -> _core.Token:
-        """Fetch a token now (validates the credentials at start-up)."""
-        return self._live().authenticate()
-
-    def root(self, refresh: bool = False) -> Resource:
-        """The entry point (GET ``/``), cached per client; ``refresh=True`` fetches it again."""
-        if self._pid != os.getpid():  # a lock inherited through fork may be held forever
-            self._root_lock, self._pid = threading.Lock(), os.getpid()
-        root = self._root
-        if root is not None and not refresh:
-            return root
-        with self._root_lock:
-            if self._root is None or refresh:
-                self._root = self._send("GET", "/", None)
-            return self._root
-
-    def get(self, url: str, **variables: Any) -> Resource:
-        """GET ``url`` (absolute, relative to ``base_url``, or an RFC 6570 template)."""
-        return self._send("GET", self._expand(url, variables), None)
-
-    def post(self, url: str, body: Any, /, **variables: Any) -> Resource:
-        """POST ``body`` as JSON. Never retried (but for the one replay after a 401)."""
-        return self._send("POST", self._expand(url, variables), body)
-
-    def patch(self, url: str, body: Any, /, **variables: Any) -> Resource:
-        """PATCH with a JSON merge patch (``application/merge-patch+json``)."""
-        return self._send("PATCH", self._expand(url, variables), body)
-
-    def close(self) -> None:
-        """Forget the token and the cached entry point; later requests raise RuntimeError."""
-        self._native = None
-        self._root = None
-
-    def __enter__(self) -> Client:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def __getattr__(self, name: str) -> Link:
-        # Relations of the entry point; private and dunder names are never relations.
-        if name.startswith("_"):
-            raise AttributeError(name)
-        link = getattr(self.root(), name)
-        if not isinstance(link, Link):
-            raise LinkNotFoundError(f"{name!r} is not a single link of the entry point")
-        return link
-
-    def __dir__(self) -> list[str]:
-        names = set(super().__dir__())
-        try:
-            names |= set(self.root()._all_relations().attribute_names())
-        except Exception:  # tab completion must never raise
-            pass
-        return sorted(names)
-
     def __repr__(self) -> str:
         state = "closed" if self._native is None else repr(self._credentials)
-        return f"<Client {self._base_url} {state}>"
+        return f"<{type(self).__name__} {self._base_url} {state}>"
 
-    # --- internals shared with Resource and Link ---------------------------------------------
+    # --- internals shared with resources and links ---------------------------------------------
     def _live(self) -> _core.NativeClient:
         native = self._native
         if native is None:
             raise RuntimeError("this client is closed")
         return native
-
-    def _send(self, method: str, url: str, body: Any) -> Resource:
-        status, _final_url, headers, document = self._live().request(method, url, body)
-        return Resource(self, document or {}, status=status, headers=Headers(headers))
 
     def _resolve(self, href: str) -> str:
         return self._live().resolve(href)
@@ -232,5 +164,88 @@ class Client:
             index = self._indexes[key] = _core.RelIndex(rels, curies, self._rel_namespace)
         return index
 
+    def _init_root_cache(self) -> None:
+        raise NotImplementedError  # the entry point cache is sync or async
+
+    def _close(self) -> None:
+        self._native = None
+        self._init_root_cache()
+
     def _short_name(self, rel: str) -> str:
         return _core.RelIndex([rel], [], self._rel_namespace).short_name(rel) or rel
+
+
+class Client(_ClientBase):
+    """A client of the API, safe to share between threads (one per process is the norm).
+
+    >>> client = Client(base_url, credentials=AppCredentials("shop-app", "s3cr3t"),
+    ...                 profile="https://api.example.com/alps/v1")          # doctest: +SKIP
+    >>> creditor = client.get_creditors(reference="democreditor")        # doctest: +SKIP
+
+    Every relation of the entry point is an attribute (``client.create_orders``); the entry
+    point is fetched once, on first use, and cached.
+    """
+
+    def _init_root_cache(self) -> None:
+        self._root: Resource | None = None
+        self._root_lock = threading.Lock()
+        self._pid = os.getpid()
+
+    def authenticate(self) -> _core.Token:
+        """Fetch a token now (validates the credentials at start-up)."""
+        return self._live().authenticate()
+
+    def root(self, refresh: bool = False) -> Resource:
+        """The entry point (GET ``/``), cached per client; ``refresh=True`` fetches it again."""
+        if self._pid != os.getpid():  # a lock inherited through fork may be held forever
+            self._root_lock, self._pid = threading.Lock(), os.getpid()
+        root = self._root
+        if root is not None and not refresh:
+            return root
+        with self._root_lock:
+            if self._root is None or refresh:
+                self._root = self._send("GET", "/", None)
+            return self._root
+
+    def get(self, url: str, **variables: Any) -> Resource:
+        """GET ``url`` (absolute, relative to ``base_url``, or an RFC 6570 template)."""
+        return self._send("GET", self._expand(url, variables), None)
+
+    def post(self, url: str, body: Any, /, **variables: Any) -> Resource:
+        """POST ``body`` as JSON. Never retried (but for the one replay after a 401)."""
+        return self._send("POST", self._expand(url, variables), body)
+
+    def patch(self, url: str, body: Any, /, **variables: Any) -> Resource:
+        """PATCH with a JSON merge patch (``application/merge-patch+json``)."""
+        return self._send("PATCH", self._expand(url, variables), body)
+
+    def close(self) -> None:
+        """Forget the token and the cached entry point; later requests raise RuntimeError."""
+        self._close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __getattr__(self, name: str) -> Link:
+        # Relations of the entry point; private and dunder names are never relations.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        link = getattr(self.root(), name)
+        if not isinstance(link, Link):
+            raise LinkNotFoundError(f"{name!r} is not a single link of the entry point")
+        return link
+
+    def __dir__(self) -> list[str]:
+        names = set(super().__dir__())
+        try:
+            names |= set(self.root()._all_relations().attribute_names())
+        except Exception:  # tab completion must never raise
+            pass
+        return sorted(names)
+
+    def _send(self, method: str, url: str, body: Any) -> Resource:
+        status, _final_url, headers, document = self._live().request(method, url, body)
+        return Resource(self, document or {}, status=status, headers=Headers(headers))

@@ -6,15 +6,18 @@ import copy
 import html
 import warnings
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any, TypeVar, Union
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from . import _core
 from .errors import LinkNotFoundError, ProtocolError
 
 if TYPE_CHECKING:
-    from ._client import Client
+    from typing_extensions import Self
+
+    from ._client import Client, _ClientBase
 
 V = TypeVar("V")
+L = TypeVar("L", bound="_LinkBase")
 _HAL_KEYS = ("_links", "_embedded")
 _LINK_FIELDS = ("title", "name", "type", "profile", "deprecation", "hreflang")
 
@@ -89,14 +92,8 @@ class RelationMap(Mapping[str, V]):
         return f"{{{', '.join(repr(k) for k in self._items)}}}"
 
 
-class Link:
-    """One HAL link. Call it (or ``.get``) to GET it; ``.post``/``.patch`` send JSON.
-
-    >>> link = creditor.get_mandates            # doctest: +SKIP
-    >>> link.variables                          # doctest: +SKIP
-    ['creditorReference', 'reference', 'rum', 'id', 'paymentScheme']
-    >>> page = link(creditorReference="democreditor")   # doctest: +SKIP
-    """
+class _LinkBase:
+    """What :class:`Link` and ``AsyncLink`` share: the link's fields and its expansion."""
 
     __slots__ = (
         "_client",
@@ -122,7 +119,7 @@ class Link:
     deprecation: str | None
     hreflang: str | None
 
-    def __init__(self, client: Client, rel: str, data: Mapping[str, Any]) -> None:
+    def __init__(self, client: _ClientBase, rel: str, data: Mapping[str, Any]) -> None:
         self._client = client
         self.rel = rel
         self.href = data["href"]
@@ -146,6 +143,32 @@ class Link:
         """
         return self._client._expand(self.href, variables, self.templated, self.rel)
 
+    def _warn_if_deprecated(self) -> None:
+        if self.deprecation is not None:
+            warnings.warn(
+                f"link {self.rel!r} is deprecated (see {self.deprecation})",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+
+    def __repr__(self) -> str:
+        short = self._client._short_name(self.rel)
+        templated = " (templated)" if self.templated else ""
+        return f"<{type(self).__name__} {short} {self.href}{templated}>"
+
+
+class Link(_LinkBase):
+    """One HAL link. Call it (or ``.get``) to GET it; ``.post``/``.patch`` send JSON.
+
+    >>> link = creditor.get_mandates            # doctest: +SKIP
+    >>> link.variables                          # doctest: +SKIP
+    ['creditorReference', 'reference', 'rum', 'id', 'paymentScheme']
+    >>> page = link(creditorReference="democreditor")   # doctest: +SKIP
+    """
+
+    __slots__ = ()
+    _client: Client
+
     def __call__(self, **variables: Any) -> Resource:
         """GET this link; same as :meth:`get`."""
         return self.get(**variables)
@@ -165,33 +188,10 @@ class Link:
         self._warn_if_deprecated()
         return self._client._send("PATCH", self.expand(**variables), body)
 
-    def _warn_if_deprecated(self) -> None:
-        if self.deprecation is not None:
-            warnings.warn(
-                f"link {self.rel!r} is deprecated (see {self.deprecation})",
-                DeprecationWarning,
-                stacklevel=3,
-            )
 
-    def __repr__(self) -> str:
-        short = self._client._short_name(self.rel)
-        return f"<Link {short} {self.href}{' (templated)' if self.templated else ''}>"
-
-
-LinkValue = Link | list[Link]
-EmbeddedValue = Union["Resource", list["Resource"]]
-
-
-class Resource(Mapping[str, Any]):
-    """A snapshot of one HAL document (immutable).
-
-    The mapping protocol reads its state (every property but ``_links``/``_embedded``);
-    attributes name relations: ``creditor.get_mandates`` is a :class:`Link`.
-
-    >>> creditor = client.get_creditors(reference="democreditor")   # doctest: +SKIP
-    >>> creditor["reference"], creditor.url                         # doctest: +SKIP
-    ('democreditor', 'http://127.0.0.1:.../creditors/democreditor')
-    """
+class _ResourceBase(Mapping[str, Any], Generic[L]):
+    """What :class:`Resource` and ``AsyncResource`` share: the state, relations, response
+    facts and display. Subclasses add the navigation (``fetch``, ``follow``, ``pages``)."""
 
     __slots__ = (
         "_client",
@@ -206,7 +206,7 @@ class Resource(Mapping[str, Any]):
 
     def __init__(
         self,
-        client: Client,
+        client: _ClientBase,
         document: dict[str, Any],
         *,
         status: int | None = None,
@@ -218,8 +218,8 @@ class Resource(Mapping[str, Any]):
         self._status = status
         self._headers = headers if headers is not None else Headers()
         self._partial = partial
-        self._links: RelationMap[LinkValue] | None = None
-        self._embedded: RelationMap[EmbeddedValue] | None = None
+        self._links: RelationMap[L | list[L]] | None = None
+        self._embedded: RelationMap[Self | list[Self]] | None = None
         self._index: _core.RelIndex | None = None
 
     # --- the state (Mapping protocol) -------------------------------------------------------
@@ -243,31 +243,33 @@ class Resource(Mapping[str, Any]):
         return {k: copy.deepcopy(v) for k, v in self._doc.items() if k not in _HAL_KEYS}
 
     # --- relations ---------------------------------------------------------------------------
+    def _link(self, rel: str, data: Mapping[str, Any]) -> L:
+        raise NotImplementedError  # each subclass builds its own kind of link
+
     @property
-    def links(self) -> RelationMap[LinkValue]:
+    def links(self) -> RelationMap[L | list[L]]:
         """Relation -> :class:`Link` (or a list of them, when the document has an array)."""
         if self._links is None:
             raw = self._doc.get("_links") or {}
-            client = self._client
-            items: dict[str, LinkValue] = {
-                rel: [Link(client, rel, d) for d in value]
-                if isinstance(value, list)
-                else Link(client, rel, value)
+            make = self._link
+            items: dict[str, L | list[L]] = {
+                rel: [make(rel, d) for d in value] if isinstance(value, list) else make(rel, value)
                 for rel, value in raw.items()
             }
-            self._links = RelationMap(items, client._rel_index(list(raw), _curies(raw)))
+            self._links = RelationMap(items, self._client._rel_index(list(raw), _curies(raw)))
         return self._links
 
     @property
-    def embedded(self) -> RelationMap[EmbeddedValue]:
+    def embedded(self) -> RelationMap[Self | list[Self]]:
         """Relation -> embedded :class:`Resource` (or a list), each possibly partial."""
         if self._embedded is None:
             raw = self._doc.get("_embedded") or {}
             client = self._client
-            items: dict[str, EmbeddedValue] = {
-                rel: [Resource(client, d, partial=True) for d in value]
+            cls = type(self)
+            items: dict[str, Self | list[Self]] = {
+                rel: [cls(client, d, partial=True) for d in value]
                 if isinstance(value, list)
-                else Resource(client, value, partial=True)
+                else cls(client, value, partial=True)
                 for rel, value in raw.items()
             }
             curies = _curies(self._doc.get("_links") or {})
@@ -326,16 +328,14 @@ class Resource(Mapping[str, Any]):
         """``True`` for an embedded resource, which may be a partial representation."""
         return self._partial
 
-    # --- navigation --------------------------------------------------------------------------
-    def fetch(self) -> Resource:
-        """GET the ``self`` link: the full representation."""
+    # --- navigation helpers (the sync and async subclasses send the requests) ---------------
+    def _self_url(self) -> str:
         url = self.url
         if url is None:
             raise LinkNotFoundError("this resource has no 'self' link to fetch")
-        return self._client._send("GET", url, None)
+        return url
 
-    def follow(self, rel: str, **variables: Any) -> Resource:
-        """GET along a relation: ``res.follow("get-creditors", reference="x")``."""
+    def _single_link(self, rel: str) -> L:
         link = self.links[rel]
         if isinstance(link, list):
             if len(link) != 1:
@@ -343,22 +343,18 @@ class Resource(Mapping[str, Any]):
                     f"relation {rel!r} has {len(link)} links; pick one from res.links[{rel!r}]"
                 )
             link = link[0]
-        return link.get(**variables)
+        return link
 
-    def pages(self) -> Iterator[Resource]:
-        """This page, then every ``next`` page until there is none."""
-        page: Resource = self
-        seen: set[str] = set()
-        while True:
-            yield page
-            following = (page._doc.get("_links") or {}).get("next")
-            if not isinstance(following, dict):
-                return
-            url = self._client._resolve(following["href"])
-            if url in seen:
-                raise ProtocolError(f"pagination loops back to {url}", method="GET", url=url)
-            seen.add(url)
-            page = self._client._send("GET", url, None)
+    def _next_url(self, seen: set[str]) -> str | None:
+        """The absolute ``next`` href, or ``None``; ``seen`` guards against a looping server."""
+        following = (self._doc.get("_links") or {}).get("next")
+        if not isinstance(following, dict):
+            return None
+        url = self._client._resolve(following["href"])
+        if url in seen:
+            raise ProtocolError(f"pagination loops back to {url}", method="GET", url=url)
+        seen.add(url)
+        return url
 
     def to_dict(self) -> dict[str, Any]:
         """The whole document as received, ``_links`` and ``_embedded`` included (a copy)."""
@@ -366,7 +362,7 @@ class Resource(Mapping[str, Any]):
 
     # --- display -----------------------------------------------------------------------------
     def __repr__(self) -> str:
-        parts = [f"<Resource {self.url or '(no self link)'}"]
+        parts = [f"<{type(self).__name__} {self.url or '(no self link)'}"]
         if self._status is not None:
             parts.append(f"status={self._status}")
         if self._partial:
@@ -409,7 +405,7 @@ class Resource(Mapping[str, Any]):
             for rel, v in (self._doc.get("_embedded") or {}).items()
         )
         title = esc(self.url or "resource")
-        out = [f"<div><strong>Resource</strong> <code>{title}</code>"]
+        out = [f"<div><strong>{type(self).__name__}</strong> <code>{title}</code>"]
         if self._status is not None:
             out.append(f" (status {self._status})")
         out.append("<table><tr><th>property</th><th>value</th></tr>" + rows + "</table>")
@@ -425,6 +421,43 @@ class Resource(Mapping[str, Any]):
             )
         out.append("</div>")
         return "".join(out)
+
+
+class Resource(_ResourceBase[Link]):
+    """A snapshot of one HAL document (immutable).
+
+    The mapping protocol reads its state (every property but ``_links``/``_embedded``);
+    attributes name relations: ``creditor.get_mandates`` is a :class:`Link`.
+
+    >>> creditor = client.get_creditors(reference="democreditor")   # doctest: +SKIP
+    >>> creditor["reference"], creditor.url                         # doctest: +SKIP
+    ('democreditor', 'http://127.0.0.1:.../creditors/democreditor')
+    """
+
+    __slots__ = ()
+    _client: Client
+
+    def _link(self, rel: str, data: Mapping[str, Any]) -> Link:
+        return Link(self._client, rel, data)
+
+    def fetch(self) -> Resource:
+        """GET the ``self`` link: the full representation."""
+        return self._client._send("GET", self._self_url(), None)
+
+    def follow(self, rel: str, **variables: Any) -> Resource:
+        """GET along a relation: ``res.follow("get-creditors", reference="x")``."""
+        return self._single_link(rel).get(**variables)
+
+    def pages(self) -> Iterator[Resource]:
+        """This page, then every ``next`` page until there is none."""
+        page: Resource = self
+        seen: set[str] = set()
+        while True:
+            yield page
+            url = page._next_url(seen)
+            if url is None:
+                return
+            page = self._client._send("GET", url, None)
 
 
 def _curies(links: Mapping[str, Any]) -> list[tuple[str, str]]:
