@@ -23,7 +23,8 @@ ERRORS = {
     "LinkNotFoundError",
 }
 SYNC = {"Client", "AppCredentials", "AdminCredentials", "Token", "Resource", "Link", "Headers"}
-DOCUMENTED = ERRORS | SYNC | {"expand_uri_template", "__version__"}
+ASYNC = {"AsyncClient", "AsyncResource", "AsyncLink"}
+DOCUMENTED = ERRORS | SYNC | ASYNC | {"expand_uri_template", "__version__"}
 
 
 def test_all_is_the_documented_names() -> None:

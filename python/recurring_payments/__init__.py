@@ -6,6 +6,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from . import _core as _core
+from ._async_client import AsyncClient
+from ._async_resource import AsyncLink, AsyncResource
 from ._client import Client
 from ._core import Token
 from ._credentials import AdminCredentials, AppCredentials
@@ -30,6 +32,9 @@ __version__: str = _core.__version__
 __all__ = [
     "AdminCredentials",
     "AppCredentials",
+    "AsyncClient",
+    "AsyncLink",
+    "AsyncResource",
     "AuthenticationError",
     "Client",
     "ClientError",

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from . import _core
 
 if TYPE_CHECKING:
+    from ._async_client import AsyncClient
     from ._client import Client
 
 __all__ = ["FakeServer", "SandboxRequest"]
@@ -281,10 +282,19 @@ class FakeServer:
         profile and namespace); keyword arguments override the constructor's."""
         from ._client import Client
 
+        return Client(self.base_url, **self._client_settings(overrides))
+
+    def async_client(self, **overrides: Any) -> AsyncClient:
+        """A :class:`recurring_payments.AsyncClient` wired to this server, like :meth:`client`."""
+        from ._async_client import AsyncClient
+
+        return AsyncClient(self.base_url, **self._client_settings(overrides))
+
+    def _client_settings(self, overrides: Mapping[str, Any]) -> dict[str, Any]:
         settings: dict[str, Any] = {
             "credentials": self.credentials,
             "profile": self.profile,
             "rel_namespace": self.rel_namespace,
         }
         settings.update(overrides)
-        return Client(self.base_url, **settings)
+        return settings

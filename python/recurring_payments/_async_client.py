@@ -1,0 +1,182 @@
+"""The asyncio client (API.md §2): the same core, configuration and token as `Client`, with
+coroutines instead of blocking calls. Requests run on the library's own I/O threads; awaiting
+one lets the event loop run other tasks, and cancelling the awaiting task cancels the request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine
+from typing import Any
+
+from . import _core
+from ._async_resource import AsyncLink, AsyncResource
+from ._client import _ClientBase
+from ._resource import Headers
+from .errors import LinkNotFoundError
+
+
+class AsyncClient(_ClientBase):
+    """An asyncio client of the API: the constructor and :meth:`from_env` of :class:`Client`;
+    requests are coroutines. One client may serve every task (and loop) of a process.
+
+    >>> client = AsyncClient(base_url, credentials=AppCredentials("shop-app", "s3cr3t"),
+    ...                      profile="https://api.example.com/alps/v1")      # doctest: +SKIP
+    >>> async with client:                                                    # doctest: +SKIP
+    ...     creditor = await client.get_creditors(reference="democreditor")
+    ...     order = await client.create_orders.post({"reference": "o-1", "started": True})
+    ...     async for page in (await creditor.get_mandates(size=50)).pages():
+    ...         print([m["reference"] for m in page.embedded["mandates"]])
+
+    Every relation of the entry point is an attribute (``client.create_orders``) whose call,
+    ``.get``, ``.post`` and ``.patch`` are awaitable; the entry point is fetched once, on first
+    use, and cached. Cancelling a task (``asyncio.wait_for``, ``TaskGroup``) cancels its request
+    and leaves the client usable. It works under repeated ``asyncio.run()`` and after
+    ``os.fork()``.
+    """
+
+    def _init_root_cache(self) -> None:
+        self._root: AsyncResource | None = None
+        self._root_fetch: _SharedFetch | None = None
+
+    async def authenticate(self) -> _core.Token:
+        """Fetch a token now (validates the credentials at start-up)."""
+        return await self._live().authenticate_async()
+
+    async def root(self, refresh: bool = False) -> AsyncResource:
+        """The entry point (GET ``/``), cached per client; ``refresh=True`` fetches it again.
+
+        Tasks asking for it at once share one request.
+        """
+        root = self._root
+        if root is not None and not refresh:
+            return root
+        if refresh:
+            self._root = await self._send("GET", "/", None)
+            return self._root
+        loop = asyncio.get_running_loop()
+        shared = self._root_fetch
+        if shared is None or shared.loop is not loop:
+            shared = self._root_fetch = _SharedFetch(self, loop)
+        return await shared.join()
+
+    async def get(self, url: str, **variables: Any) -> AsyncResource:
+        """GET ``url`` (absolute, relative to ``base_url``, or an RFC 6570 template)."""
+        return await self._send("GET", self._expand(url, variables), None)
+
+    async def post(self, url: str, body: Any, /, **variables: Any) -> AsyncResource:
+        """POST ``body`` as JSON. Never retried (but for the one replay after a 401)."""
+        return await self._send("POST", self._expand(url, variables), body)
+
+    async def patch(self, url: str, body: Any, /, **variables: Any) -> AsyncResource:
+        """PATCH with a JSON merge patch (``application/merge-patch+json``)."""
+        return await self._send("PATCH", self._expand(url, variables), body)
+
+    async def aclose(self) -> None:
+        """Forget the token and the cached entry point; later requests raise RuntimeError.
+        Requests already under way finish."""
+        self._close()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    def __getattr__(self, name: str) -> _EntryRelation:
+        # Relations of the entry point; private and dunder names are never relations.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        if self._root is not None:
+            _entry_link(self._root, name)  # known already: a wrong name fails here, not later
+        return _EntryRelation(self, name)
+
+    def __dir__(self) -> list[str]:
+        names = set(super().__dir__())
+        if self._root is not None:  # tab completion cannot await: relations once fetched
+            names |= set(self._root._all_relations().attribute_names())
+        return sorted(names)
+
+    async def _send(self, method: str, url: str, body: Any) -> AsyncResource:
+        reply = await self._live().request_async(method, url, body)
+        status, _final_url, headers, document = reply
+        return AsyncResource(self, document or {}, status=status, headers=Headers(headers))
+
+
+def _entry_link(root: AsyncResource, name: str) -> AsyncLink:
+    link = getattr(root, name)
+    if not isinstance(link, AsyncLink):
+        raise LinkNotFoundError(f"{name!r} is not a single link of the entry point")
+    return link
+
+
+class _EntryRelation:
+    """A relation of the entry point of an :class:`AsyncClient` (``client.create_orders``),
+    usable before the entry point is fetched: ``await client.get_creditors(reference="x")``.
+    Its call, ``get``, ``post`` and ``patch`` fetch the entry point first if needed;
+    ``await rel.link()`` gives the :class:`AsyncLink` itself."""
+
+    __slots__ = ("_client", "_name")
+
+    def __init__(self, client: AsyncClient, name: str) -> None:
+        self._client = client
+        self._name = name
+
+    async def link(self) -> AsyncLink:
+        """The :class:`AsyncLink` of the entry point (fetched once per client)."""
+        return _entry_link(await self._client.root(), self._name)
+
+    def __call__(self, **variables: Any) -> Coroutine[Any, Any, AsyncResource]:
+        """GET the link; same as :meth:`get` (await the result)."""
+        return self.get(**variables)
+
+    async def get(self, **variables: Any) -> AsyncResource:
+        """GET the link and return the resource."""
+        return await (await self.link()).get(**variables)
+
+    async def post(self, body: Any = None, /, **variables: Any) -> AsyncResource:
+        """POST ``body`` as JSON to the link (never retried; see the README)."""
+        return await (await self.link()).post(body, **variables)
+
+    async def patch(self, body: Any, /, **variables: Any) -> AsyncResource:
+        """PATCH the link with a JSON merge patch (RFC 7396)."""
+        return await (await self.link()).patch(body, **variables)
+
+    def __repr__(self) -> str:
+        return f"<relation {self._name!r} of the entry point of {self._client.base_url}>"
+
+
+class _SharedFetch:
+    """One GET of the entry point shared by the tasks of a loop that want it at once. It is
+    cancelled (and forgotten) when every task waiting for it has been cancelled."""
+
+    __slots__ = ("_client", "_task", "_waiters", "loop")
+
+    def __init__(self, client: AsyncClient, loop: asyncio.AbstractEventLoop) -> None:
+        self._client = client
+        self.loop = loop
+        self._waiters = 0
+        self._task = loop.create_task(self._fetch())
+
+    async def _fetch(self) -> AsyncResource:
+        try:
+            root = await self._client._send("GET", "/", None)
+            self._client._root = root
+            return root
+        finally:
+            self._forget()
+
+    def _forget(self) -> None:
+        if self._client._root_fetch is self:
+            self._client._root_fetch = None
+
+    async def join(self) -> AsyncResource:
+        self._waiters += 1
+        try:
+            # shield: one waiter's cancellation must not cancel the others' request.
+            return await asyncio.shield(self._task)
+        finally:
+            self._waiters -= 1
+            if self._waiters == 0 and not self._task.done():
+                self._forget()  # a task arriving now starts afresh instead of joining a cancel
+                self._task.cancel()
