@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -185,3 +186,13 @@ def test_100_concurrent_requests(rp_server: FakeServer, http: Http) -> None:
         {"i": str(i)} for i in range(0, 100, 2)
     ]
     assert len([r for r in rp_server.requests if r.path in ("/static", "/slow")]) == 100
+
+
+def test_async_handler(rp_server: FakeServer, http: Http) -> None:
+    async def handler(request: Any) -> Any:
+        await asyncio.sleep(0)
+        return 201, {"async": True}
+
+    rp_server.route("POST", "/async", handler)
+    answer = http.api("POST", "/async")
+    assert (answer.status, answer.json) == (201, {"async": True})
