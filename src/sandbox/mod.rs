@@ -17,6 +17,9 @@ pub mod protocol;
 pub mod store;
 pub mod tokens;
 
+#[cfg(test)]
+mod tests;
+
 use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
 use std::sync::{mpsc, Arc, Mutex, RwLock};
 use std::time::Duration;
