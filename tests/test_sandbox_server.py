@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import warnings
 
 import pytest
 from recurring_payments.testing import FakeServer
@@ -158,3 +159,26 @@ def test_links_added_later_show_up(rp_server: FakeServer, http: Http) -> None:
     links = http.api("GET", "/", token=token).json["_links"]
     assert links[rp_server.rel_namespace + "later"]["href"] == rp_server.base_url + "/moved"
     assert len(links) == 3
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
+def test_a_forked_child_can_start_its_own_server(rp_server: FakeServer) -> None:
+    parent_url = rp_server.base_url
+    with warnings.catch_warnings():
+        # Python 3.12+ warns about forking a process that has threads; that is the point.
+        warnings.simplefilter("ignore", DeprecationWarning)
+        pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through its exit status
+        code = 1
+        try:
+            if not rp_server.running:
+                rp_server.start()
+                ok = rp_server.base_url != parent_url
+                ok = ok and Http(rp_server).api("GET", "/").status == 200
+                rp_server.stop()
+                code = 0 if ok else 2
+        finally:
+            os._exit(code)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert Http(rp_server).api("GET", "/").status == 200
