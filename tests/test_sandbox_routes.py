@@ -196,3 +196,11 @@ def test_async_handler(rp_server: FakeServer, http: Http) -> None:
     rp_server.route("POST", "/async", handler)
     answer = http.api("POST", "/async")
     assert (answer.status, answer.json) == (201, {"async": True})
+
+
+def test_handler_cannot_break_the_framing(rp_server: FakeServer, http: Http) -> None:
+    headers = {"Content-Length": "1000", "Transfer-Encoding": "chunked", "X-Kept": "1"}
+    rp_server.route("GET", "/framing", lambda request: (200, {"a": 1}, headers))
+    answer = http.api("GET", "/framing")
+    assert (answer.status, answer.body, answer.headers["x-kept"]) == (200, b'{"a":1}', "1")
+    assert answer.headers["content-length"] == "7"

@@ -329,6 +329,11 @@ fn from_reply(site: &Site, reply: Reply, entry: &Entry) -> Response<Body> {
             HeaderName::from_bytes(name.as_bytes()),
             HeaderValue::from_str(value),
         ) {
+            // Framing is hyper's business: a wrong Content-Length would corrupt the stream.
+            (Ok(name), Ok(_))
+                if name == header::CONTENT_LENGTH
+                    || name == header::TRANSFER_ENCODING
+                    || name == header::CONNECTION => {}
             (Ok(name), Ok(value)) => {
                 response.headers_mut().insert(name, value);
             }
