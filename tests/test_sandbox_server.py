@@ -97,8 +97,8 @@ def test_many_servers_at_once() -> None:
             server.stop()
 
 
-def os_threads() -> int:
-    return len(os.listdir("/proc/self/task"))
+def os_threads() -> set[str]:
+    return set(os.listdir("/proc/self/task"))
 
 
 @pytest.mark.skipif(not os.path.isdir("/proc/self/task"), reason="needs Linux /proc")
@@ -109,7 +109,9 @@ def test_stop_leaves_no_thread_behind() -> None:
     for _ in range(5):
         with FakeServer() as server:
             Http(server).api("GET", "/")
-    assert (threading.active_count(), os_threads()) == before
+    # Threads of earlier tests' handlers may end meanwhile; none may be new.
+    assert threading.active_count() <= before[0]
+    assert os_threads() <= before[1]
 
 
 def test_context_manager_stops_on_error() -> None:
