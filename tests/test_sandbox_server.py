@@ -147,3 +147,15 @@ def test_admin_only_links(rp_server: FakeServer, http: Http) -> None:
     assert ns + "get-public" in app_links
     assert ns + "get-apps" in admin_links
     assert ns + "get-public" in admin_links
+
+
+def test_links_added_later_show_up(rp_server: FakeServer, http: Http) -> None:
+    token = http.token()
+    assert len(http.api("GET", "/", token=token).json["_links"]) == 2
+    rp_server.add_link("later", "/later")
+    links = http.api("GET", "/", token=token).json["_links"]
+    assert links[rp_server.rel_namespace + "later"] == {"href": rp_server.base_url + "/later"}
+    rp_server.add_link("later", "/moved", templated=True)
+    links = http.api("GET", "/", token=token).json["_links"]
+    assert links[rp_server.rel_namespace + "later"]["href"] == rp_server.base_url + "/moved"
+    assert len(links) == 3

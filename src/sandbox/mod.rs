@@ -8,6 +8,7 @@
 pub mod clock;
 mod control;
 pub mod demo;
+mod entry;
 pub mod faults;
 pub mod journal;
 pub mod media;
@@ -107,6 +108,8 @@ pub struct Site {
     /// The `Content-Type` of HAL answers, built once.
     pub hal_content_type: String,
     pub shared: Arc<Shared>,
+    /// Rendered entry points by (links version, scope); see `entry.rs`.
+    entry_cache: Mutex<Vec<(u64, tokens::Scope, bytes::Bytes)>>,
 }
 
 struct Running {
@@ -171,6 +174,7 @@ impl Sandbox {
             ),
             urls: urls.clone(),
             shared: Arc::clone(&self.shared),
+            entry_cache: Mutex::new(Vec::new()),
         });
         let (shutdown, shutdown_rx) = watch::channel(false);
         let (done_tx, done) = mpsc::sync_channel(1);

@@ -29,7 +29,7 @@ use axum::http::{
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use hyper::body::Incoming;
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
 use super::faults::Outcome;
 use super::journal::{lock, Entry};
@@ -214,11 +214,7 @@ async fn api(
         return refusal;
     }
     match target {
-        Target::EntryPoint => hal(
-            site,
-            StatusCode::OK,
-            Bytes::from(entry_point(site, scope).to_string()),
-        ),
+        Target::EntryPoint => hal(site, StatusCode::OK, super::entry::entry_point(site, scope)),
         Target::Static(body) => hal(site, StatusCode::OK, body),
         Target::Handler(handler) => {
             let request = HandlerRequest {
@@ -313,40 +309,6 @@ fn check_body(method: &Method, headers: &HeaderMap, entry: &Entry) -> Option<Res
         return Some(api_error(400, 908, message));
     }
     None
-}
-
-/// `GET /`: `self`, `profile`, then the registered links; admin-only ones for `api_admin`.
-fn entry_point(site: &Site, scope: Scope) -> Value {
-    let mut links = Map::new();
-    links.insert(
-        "self".into(),
-        json!({"href": format!("{}/", site.urls.base_url)}),
-    );
-    links.insert("profile".into(), json!({"href": site.urls.profile}));
-    if let Ok(store) = site.shared.store.read() {
-        for link in store
-            .links()
-            .iter()
-            .filter(|l| !l.admin_only || scope == Scope::ApiAdmin)
-        {
-            let rel = if link.rel.contains(':') {
-                link.rel.clone()
-            } else {
-                format!("{}{}", site.urls.rel_namespace, link.rel)
-            };
-            let href = if link.href.starts_with('/') {
-                format!("{}{}", site.urls.base_url, link.href)
-            } else {
-                link.href.clone()
-            };
-            let mut object = json!({"href": href});
-            if link.templated {
-                object["templated"] = Value::Bool(true);
-            }
-            links.insert(rel, object);
-        }
-    }
-    json!({"_links": links})
 }
 
 fn from_reply(site: &Site, reply: Reply, entry: &Entry) -> Response<Body> {

@@ -207,6 +207,8 @@ pub struct Store {
     apps: HashMap<String, String>,
     admins: HashMap<(String, String), String>,
     links: Vec<EntryLink>,
+    /// Bumped whenever `links` change: the key of the rendered entry point cache.
+    links_version: u64,
     routes: Vec<Route>,
 }
 
@@ -251,10 +253,15 @@ impl Store {
             Some(existing) => *existing = link,
             None => self.links.push(link),
         }
+        self.links_version += 1;
     }
 
     pub fn links(&self) -> &[EntryLink] {
         &self.links
+    }
+
+    pub fn links_version(&self) -> u64 {
+        self.links_version
     }
 
     /// Serve `document` at `path` (GET); replaces an earlier resource at the same path.
