@@ -35,7 +35,6 @@ impl<T: 'static> PerProcess<T> {
     pub fn get_or_try_init<E>(&self, make: impl FnOnce() -> Result<T, E>) -> Result<&T, E> {
         let pid = std::process::id();
         let current = self.slot.load(Ordering::Acquire);
-        // SAFETY-free: slots are leaked boxes, valid for 'static once published.
         if let Some(slot) = Self::deref(current) {
             if slot.pid == pid {
                 return Ok(&slot.value);
@@ -64,6 +63,20 @@ impl<T: 'static> PerProcess<T> {
             // Pointers stored here come only from Box::leak and are never freed.
             #[allow(unsafe_code)]
             Some(unsafe { &*ptr })
+        }
+    }
+}
+
+impl<T: 'static> Drop for PerProcess<T> {
+    /// Statics are never dropped; a per-client cell frees its value if this process built it.
+    /// A value inherited from the parent is leaked, as above.
+    fn drop(&mut self) {
+        let ptr = *self.slot.get_mut();
+        if Self::deref(ptr).is_some_and(|slot| slot.pid == std::process::id()) {
+            // Only `get_or_try_init` publishes pointers, all from Box::leak; `&mut self`
+            // guarantees no reference handed out by it is still alive.
+            #[allow(unsafe_code)]
+            drop(unsafe { Box::from_raw(ptr) });
         }
     }
 }

@@ -1,10 +1,59 @@
+"""Shared fixtures: every test talks to a sandbox server on loopback, never to the network."""
+
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
-from recurring_payments.testing import FakeServer
 from sandbox_http import Http
+
+import recurring_payments as rp
+from recurring_payments.testing import FakeServer
+
+
+@pytest.fixture
+def server() -> Iterator[FakeServer]:
+    with FakeServer() as s:
+        yield s
+
+
+@pytest.fixture
+def demo() -> Iterator[FakeServer]:
+    with FakeServer(demo=True) as s:
+        yield s
+
+
+@pytest.fixture
+def client(server: FakeServer) -> Iterator[rp.Client]:
+    with server.client() as c:
+        yield c
+
+
+@pytest.fixture
+def demo_client(demo: FakeServer) -> Iterator[rp.Client]:
+    with demo.client() as c:
+        yield c
+
+
+def header(entry: Any, name: str) -> str | None:
+    """A header of a journal entry, by case-insensitive name."""
+    for key, value in dict(entry.headers).items():
+        if key.lower() == name.lower():
+            return str(value)
+    return None
+
+
+def api_requests(server: FakeServer, method: str | None = None) -> list[Any]:
+    """Journal entries other than token requests."""
+    return [
+        r
+        for r in server.requests
+        if r.path != "/oauth/token" and (method is None or r.method == method)
+    ]
 
 
 @pytest.fixture
 def http(rp_server: FakeServer) -> Http:
+    """A plain urllib client of the sandbox (checks the server independently of ours)."""
     return Http(rp_server)

@@ -10,9 +10,10 @@ from collections.abc import Iterator
 from types import SimpleNamespace
 
 import pytest
+from sandbox_http import Http
+
 from recurring_payments.cli import main
 from recurring_payments.testing import FakeServer
-from sandbox_http import Http
 
 Served = tuple[subprocess.Popen[str], dict[str, str]]
 

@@ -10,9 +10,10 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
+from sandbox_http import Answer, Http
+
 from recurring_payments import expand_uri_template
 from recurring_payments.testing import FakeServer
-from sandbox_http import Answer, Http
 
 RECORDED = pathlib.Path(__file__).parent.parent / "fixtures" / "recorded"
 SLIMPAY_NS = "https://api.slimpay.net/alps#"

@@ -7,8 +7,9 @@ import time
 from http.client import RemoteDisconnected
 
 import pytest
-from recurring_payments.testing import FakeServer
 from sandbox_http import Http
+
+from recurring_payments.testing import FakeServer
 
 
 @pytest.fixture

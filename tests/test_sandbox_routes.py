@@ -9,8 +9,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from recurring_payments.testing import FakeServer
 from sandbox_http import Http
+
+from recurring_payments.testing import FakeServer
 
 
 def test_journal_records_everything(rp_server: FakeServer, http: Http) -> None:

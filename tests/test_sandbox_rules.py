@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import pytest
-from recurring_payments.testing import FakeServer
 from sandbox_http import Http
+
+from recurring_payments.testing import FakeServer
 
 
 def error(answer: object, status: int, code: int) -> None:

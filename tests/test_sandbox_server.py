@@ -8,8 +8,9 @@ import threading
 import warnings
 
 import pytest
-from recurring_payments.testing import FakeServer
 from sandbox_http import Http
+
+from recurring_payments.testing import FakeServer
 
 
 def port_of(server: FakeServer) -> int:

@@ -5,8 +5,9 @@ from __future__ import annotations
 import uuid
 
 import pytest
-from recurring_payments.testing import FakeServer
 from sandbox_http import FORM, Http, basic
+
+from recurring_payments.testing import FakeServer
 
 
 def test_app_token(http: Http) -> None:

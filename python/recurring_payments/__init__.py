@@ -5,7 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from . import _core
+from . import _core as _core
+from ._client import Client
+from ._core import Token
+from ._credentials import AdminCredentials, AppCredentials
+from ._resource import Headers, Link, Resource
 from .errors import (
     AuthenticationError,
     ClientError,
@@ -24,17 +28,24 @@ from .errors import (
 __version__: str = _core.__version__
 
 __all__ = [
+    "AdminCredentials",
+    "AppCredentials",
     "AuthenticationError",
+    "Client",
     "ClientError",
     "ConfigurationError",
     "Error",
     "HTTPError",
+    "Headers",
+    "Link",
     "LinkNotFoundError",
     "NotFoundError",
     "ProtocolError",
+    "Resource",
     "ServerError",
     "TemplateError",
     "TimeoutError",
+    "Token",
     "TransportError",
     "__version__",
     "expand_uri_template",

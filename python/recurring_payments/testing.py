@@ -28,10 +28,13 @@ import json
 import secrets
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _core
 from ._core import SandboxRequest
+
+if TYPE_CHECKING:
+    from ._client import Client
 
 __all__ = ["FakeServer", "SandboxRequest"]
 
@@ -291,3 +294,16 @@ class FakeServer:
     def clear_faults(self) -> None:
         """Disarm every pending fault."""
         self._native.clear_faults()
+
+    def client(self, **overrides: Any) -> Client:
+        """A :class:`recurring_payments.Client` wired to this server (its app credentials,
+        profile and namespace); keyword arguments override the constructor's."""
+        from ._client import Client
+
+        settings: dict[str, Any] = {
+            "credentials": self.credentials,
+            "profile": self.profile,
+            "rel_namespace": self.rel_namespace,
+        }
+        settings.update(overrides)
+        return Client(self.base_url, **settings)

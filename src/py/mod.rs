@@ -1,12 +1,19 @@
 //! The PyO3 bindings: the only code that knows about Python. Thin by design: each function
 //! converts its arguments, calls the core, and converts the result or the error.
 
+mod client;
+mod convert;
 mod errors;
+mod rels;
 mod sandbox;
 mod template;
 
 #[pyo3::pymodule]
 mod _core {
+    #[pymodule_export]
+    use super::client::{NativeClient, PyToken};
+    #[pymodule_export]
+    use super::rels::RelIndex;
     #[pymodule_export]
     use super::sandbox::{SandboxRequest, SandboxServer};
     #[pymodule_export]

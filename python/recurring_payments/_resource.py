@@ -1,0 +1,439 @@
+"""HAL resources and links (API.md §4): `Resource`, `Link` and their mapping views."""
+
+from __future__ import annotations
+
+import copy
+import html
+import warnings
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any, TypeVar, Union
+
+from . import _core
+from .errors import LinkNotFoundError, ProtocolError
+
+if TYPE_CHECKING:
+    from ._client import Client
+
+V = TypeVar("V")
+_HAL_KEYS = ("_links", "_embedded")
+_LINK_FIELDS = ("title", "name", "type", "profile", "deprecation", "hreflang")
+
+
+class Headers(Mapping[str, str]):
+    """Response headers: a read-only mapping with case-insensitive names.
+
+    Repeated headers are joined with ``", "`` (``Set-Cookie`` excepted: the last one wins).
+    """
+
+    __slots__ = ("_items",)
+
+    def __init__(self, pairs: list[tuple[str, str]] | None = None) -> None:
+        items: dict[str, str] = {}
+        for name, value in pairs or ():
+            key = name.lower()
+            if key in items and key != "set-cookie":
+                items[key] = f"{items[key]}, {value}"
+            else:
+                items[key] = value
+        self._items = items
+
+    def __getitem__(self, name: str) -> str:
+        return self._items[name.lower()]
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name.lower() in self._items
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"Headers({self._items!r})"
+
+
+class RelationMap(Mapping[str, V]):
+    """``Resource.links`` / ``Resource.embedded``: keys are the full relations as received;
+    lookups also accept the short, attribute and CURIE names of a relation."""
+
+    __slots__ = ("_index", "_items")
+
+    def __init__(self, items: dict[str, V], index: _core.RelIndex) -> None:
+        self._items = items
+        self._index = index
+
+    def __getitem__(self, name: str) -> V:
+        try:
+            return self._items[name]
+        except KeyError:
+            return self._items[self._index.resolve(name)]
+
+    def __contains__(self, name: object) -> bool:
+        if not isinstance(name, str):
+            return False
+        if name in self._items:
+            return True
+        try:
+            return self._index.find(name) is not None
+        except LinkNotFoundError:
+            return False
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._items)
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __repr__(self) -> str:
+        return f"{{{', '.join(repr(k) for k in self._items)}}}"
+
+
+class Link:
+    """One HAL link. Call it (or ``.get``) to GET it; ``.post``/``.patch`` send JSON.
+
+    >>> link = creditor.get_mandates            # doctest: +SKIP
+    >>> link.variables                          # doctest: +SKIP
+    ['creditorReference', 'reference', 'rum', 'id', 'paymentScheme']
+    >>> page = link(creditorReference="democreditor")   # doctest: +SKIP
+    """
+
+    __slots__ = (
+        "_client",
+        "_variables",
+        "deprecation",
+        "href",
+        "hreflang",
+        "name",
+        "profile",
+        "rel",
+        "templated",
+        "title",
+        "type",
+    )
+
+    rel: str
+    href: str
+    templated: bool
+    title: str | None
+    name: str | None
+    type: str | None
+    profile: str | None
+    deprecation: str | None
+    hreflang: str | None
+
+    def __init__(self, client: Client, rel: str, data: Mapping[str, Any]) -> None:
+        self._client = client
+        self.rel = rel
+        self.href = data["href"]
+        self.templated = data.get("templated") is True
+        for field in _LINK_FIELDS:
+            value = data.get(field)
+            setattr(self, field, value if isinstance(value, str) else None)
+        self._variables: list[str] | None = None
+
+    @property
+    def variables(self) -> list[str]:
+        """The names of the template's variables (empty for a plain link)."""
+        if self._variables is None:
+            self._variables = _core.template_variables(self.href) if self.templated else []
+        return list(self._variables)
+
+    def expand(self, **variables: Any) -> str:
+        """The absolute URL of this link with ``variables`` filled in (RFC 6570).
+
+        A variable the template does not declare raises ``TypeError``.
+        """
+        return self._client._expand(self.href, variables, self.templated, self.rel)
+
+    def __call__(self, **variables: Any) -> Resource:
+        """GET this link; same as :meth:`get`."""
+        return self.get(**variables)
+
+    def get(self, **variables: Any) -> Resource:
+        """GET this link and return the resource."""
+        self._warn_if_deprecated()
+        return self._client._send("GET", self.expand(**variables), None)
+
+    def post(self, body: Any = None, /, **variables: Any) -> Resource:
+        """POST ``body`` as JSON to this link (never retried; see the README)."""
+        self._warn_if_deprecated()
+        return self._client._send("POST", self.expand(**variables), {} if body is None else body)
+
+    def patch(self, body: Any, /, **variables: Any) -> Resource:
+        """PATCH this link with a JSON merge patch (RFC 7396)."""
+        self._warn_if_deprecated()
+        return self._client._send("PATCH", self.expand(**variables), body)
+
+    def _warn_if_deprecated(self) -> None:
+        if self.deprecation is not None:
+            warnings.warn(
+                f"link {self.rel!r} is deprecated (see {self.deprecation})",
+                DeprecationWarning,
+                stacklevel=3,
+            )
+
+    def __repr__(self) -> str:
+        short = self._client._short_name(self.rel)
+        return f"<Link {short} {self.href}{' (templated)' if self.templated else ''}>"
+
+
+LinkValue = Link | list[Link]
+EmbeddedValue = Union["Resource", list["Resource"]]
+
+
+class Resource(Mapping[str, Any]):
+    """A snapshot of one HAL document (immutable).
+
+    The mapping protocol reads its state (every property but ``_links``/``_embedded``);
+    attributes name relations: ``creditor.get_mandates`` is a :class:`Link`.
+
+    >>> creditor = client.get_creditors(reference="democreditor")   # doctest: +SKIP
+    >>> creditor["reference"], creditor.url                         # doctest: +SKIP
+    ('democreditor', 'http://127.0.0.1:.../creditors/democreditor')
+    """
+
+    __slots__ = (
+        "_client",
+        "_doc",
+        "_embedded",
+        "_headers",
+        "_index",
+        "_links",
+        "_partial",
+        "_status",
+    )
+
+    def __init__(
+        self,
+        client: Client,
+        document: dict[str, Any],
+        *,
+        status: int | None = None,
+        headers: Headers | None = None,
+        partial: bool = False,
+    ) -> None:
+        self._client = client
+        self._doc = document
+        self._status = status
+        self._headers = headers if headers is not None else Headers()
+        self._partial = partial
+        self._links: RelationMap[LinkValue] | None = None
+        self._embedded: RelationMap[EmbeddedValue] | None = None
+        self._index: _core.RelIndex | None = None
+
+    # --- the state (Mapping protocol) -------------------------------------------------------
+    def __getitem__(self, key: str) -> Any:
+        if key in _HAL_KEYS:
+            raise KeyError(key)
+        return self._doc[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._doc and key not in _HAL_KEYS
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k in self._doc if k not in _HAL_KEYS)
+
+    def __len__(self) -> int:
+        return len(self._doc) - sum(1 for k in _HAL_KEYS if k in self._doc)
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The state as a new ``dict`` (a deep copy: change it freely)."""
+        return {k: copy.deepcopy(v) for k, v in self._doc.items() if k not in _HAL_KEYS}
+
+    # --- relations ---------------------------------------------------------------------------
+    @property
+    def links(self) -> RelationMap[LinkValue]:
+        """Relation -> :class:`Link` (or a list of them, when the document has an array)."""
+        if self._links is None:
+            raw = self._doc.get("_links") or {}
+            client = self._client
+            items: dict[str, LinkValue] = {
+                rel: [Link(client, rel, d) for d in value]
+                if isinstance(value, list)
+                else Link(client, rel, value)
+                for rel, value in raw.items()
+            }
+            self._links = RelationMap(items, client._rel_index(list(raw), _curies(raw)))
+        return self._links
+
+    @property
+    def embedded(self) -> RelationMap[EmbeddedValue]:
+        """Relation -> embedded :class:`Resource` (or a list), each possibly partial."""
+        if self._embedded is None:
+            raw = self._doc.get("_embedded") or {}
+            client = self._client
+            items: dict[str, EmbeddedValue] = {
+                rel: [Resource(client, d, partial=True) for d in value]
+                if isinstance(value, list)
+                else Resource(client, value, partial=True)
+                for rel, value in raw.items()
+            }
+            curies = _curies(self._doc.get("_links") or {})
+            self._embedded = RelationMap(items, client._rel_index(list(raw), curies))
+        return self._embedded
+
+    def __getattr__(self, name: str) -> Any:
+        # Only relations reach here: methods and properties are found first.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        rel = self.links._index.find(name)
+        if rel is not None:
+            return self.links[rel]
+        rel = self.embedded._index.find(name)
+        if rel is not None:
+            return self.embedded[rel]
+        self._all_relations().resolve(name)  # raises LinkNotFoundError with did-you-mean
+        raise LinkNotFoundError(f"no relation {name!r}")  # pragma: no cover
+
+    def _all_relations(self) -> _core.RelIndex:
+        if self._index is None:
+            links = self._doc.get("_links") or {}
+            rels = list(links) + list(self._doc.get("_embedded") or {})
+            self._index = self._client._rel_index(rels, _curies(links))
+        return self._index
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self._all_relations().attribute_names()))
+
+    # --- response facts ----------------------------------------------------------------------
+    @property
+    def url(self) -> str | None:
+        """The absolute ``self`` href, or ``None``."""
+        link = (self._doc.get("_links") or {}).get("self")
+        if isinstance(link, dict):
+            return self._client._resolve(link["href"])
+        return None
+
+    @property
+    def status(self) -> int | None:
+        """The HTTP status of the response (``None`` for an embedded resource)."""
+        return self._status
+
+    @property
+    def headers(self) -> Headers:
+        """Response headers, case-insensitive (empty for an embedded resource)."""
+        return self._headers
+
+    @property
+    def etag(self) -> str | None:
+        """The ``ETag`` response header, or ``None``."""
+        return self._headers.get("etag")
+
+    @property
+    def partial(self) -> bool:
+        """``True`` for an embedded resource, which may be a partial representation."""
+        return self._partial
+
+    # --- navigation --------------------------------------------------------------------------
+    def fetch(self) -> Resource:
+        """GET the ``self`` link: the full representation."""
+        url = self.url
+        if url is None:
+            raise LinkNotFoundError("this resource has no 'self' link to fetch")
+        return self._client._send("GET", url, None)
+
+    def follow(self, rel: str, **variables: Any) -> Resource:
+        """GET along a relation: ``res.follow("get-creditors", reference="x")``."""
+        link = self.links[rel]
+        if isinstance(link, list):
+            if len(link) != 1:
+                raise LinkNotFoundError(
+                    f"relation {rel!r} has {len(link)} links; pick one from res.links[{rel!r}]"
+                )
+            link = link[0]
+        return link.get(**variables)
+
+    def pages(self) -> Iterator[Resource]:
+        """This page, then every ``next`` page until there is none."""
+        page: Resource = self
+        seen: set[str] = set()
+        while True:
+            yield page
+            following = (page._doc.get("_links") or {}).get("next")
+            if not isinstance(following, dict):
+                return
+            url = self._client._resolve(following["href"])
+            if url in seen:
+                raise ProtocolError(f"pagination loops back to {url}", method="GET", url=url)
+            seen.add(url)
+            page = self._client._send("GET", url, None)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole document as received, ``_links`` and ``_embedded`` included (a copy)."""
+        return copy.deepcopy(self._doc)
+
+    # --- display -----------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        parts = [f"<Resource {self.url or '(no self link)'}"]
+        if self._status is not None:
+            parts.append(f"status={self._status}")
+        if self._partial:
+            parts.append("partial")
+        keys = list(self)
+        if keys:
+            shown = ", ".join(keys[:6]) + (", …" if len(keys) > 6 else "")
+            parts.append(f"state=[{shown}]")
+        n_links = len(self._doc.get("_links") or {})
+        if n_links:
+            parts.append(f"links={n_links}")
+        embedded = self._doc.get("_embedded") or {}
+        if embedded:
+            counts = ", ".join(
+                f"{rel}[{len(v)}]" if isinstance(v, list) else rel for rel, v in embedded.items()
+            )
+            parts.append(f"embedded=[{counts}]")
+        return " ".join(parts) + ">"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        rows = "".join(
+            f"<tr><td><code>{esc(str(k))}</code></td><td>{esc(repr(v))}</td></tr>"
+            for k, v in self.items()
+        )
+        link_rows = []
+        for rel, value in self.links.items():
+            for link in value if isinstance(value, list) else [value]:
+                variables = ", ".join(link.variables) if link.templated else ""
+                link_rows.append(
+                    f"<tr><td><code>{esc(self._client._short_name(rel))}</code></td>"
+                    f"<td>{esc(link.href)}</td><td>{esc(variables)}</td></tr>"
+                )
+        embedded_rows = "".join(
+            f"<tr><td><code>{esc(rel)}</code></td>"
+            f"<td>{len(v) if isinstance(v, list) else 1}</td></tr>"
+            for rel, v in (self._doc.get("_embedded") or {}).items()
+        )
+        title = esc(self.url or "resource")
+        out = [f"<div><strong>Resource</strong> <code>{title}</code>"]
+        if self._status is not None:
+            out.append(f" (status {self._status})")
+        out.append("<table><tr><th>property</th><th>value</th></tr>" + rows + "</table>")
+        if link_rows:
+            out.append(
+                "<table><tr><th>relation</th><th>href</th><th>variables</th></tr>"
+                + "".join(link_rows)
+                + "</table>"
+            )
+        if embedded_rows:
+            out.append(
+                "<table><tr><th>embedded</th><th>count</th></tr>" + embedded_rows + "</table>"
+            )
+        out.append("</div>")
+        return "".join(out)
+
+
+def _curies(links: Mapping[str, Any]) -> list[tuple[str, str]]:
+    raw = links.get("curies")
+    if raw is None:
+        return []
+    items = raw if isinstance(raw, list) else [raw]
+    return [
+        (c["name"], c["href"])
+        for c in items
+        if isinstance(c, dict) and isinstance(c.get("name"), str)
+    ]

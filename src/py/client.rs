@@ -1,0 +1,305 @@
+//! `_core.NativeClient` and `_core.Token`: the sync face of the core client. The Python
+//! `Client` (python/recurring_payments/_client.py) wraps it and builds resources.
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString, PyTuple};
+use reqwest::Method;
+
+use crate::auth::{Credentials, Token as CoreToken};
+use crate::client::{Body, Client, ClientConfig};
+use crate::error::Error;
+use crate::runtime::runtime;
+use crate::transport::{Attempt, Response, Verify};
+
+use super::convert;
+
+/// An access token. Its ``repr()`` never shows the token itself.
+#[pyclass(name = "Token", module = "recurring_payments", frozen)]
+pub struct PyToken {
+    inner: Arc<CoreToken>,
+}
+
+#[pymethods]
+impl PyToken {
+    /// ``api`` or ``api_admin``.
+    #[getter]
+    fn scope(&self) -> &str {
+        &self.inner.scope
+    }
+    /// The token identifier (a UUID).
+    #[getter]
+    fn jti(&self) -> &str {
+        &self.inner.jti
+    }
+    /// Always ``bearer``.
+    #[getter]
+    fn token_type(&self) -> &str {
+        &self.inner.token_type
+    }
+    /// When the token runs out, in seconds since the epoch.
+    #[getter]
+    fn expires_at(&self) -> f64 {
+        self.inner.expires_at()
+    }
+    /// Seconds of validity left.
+    #[getter]
+    fn expires_in(&self) -> f64 {
+        self.inner.remaining().max(0.0)
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "Token(scope={:?}, jti={:?}, expires_in={:.0})",
+            self.inner.scope,
+            self.inner.jti,
+            self.inner.remaining().max(0.0)
+        )
+    }
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<PyToken>()
+            .is_ok_and(|o| Arc::ptr_eq(&o.get().inner, &self.inner))
+    }
+    fn __hash__(&self) -> u64 {
+        Arc::as_ptr(&self.inner) as u64
+    }
+}
+
+fn credentials_from(obj: &Bound<'_, PyAny>) -> PyResult<Credentials> {
+    let text = |name: &str| -> PyResult<String> { obj.getattr(name)?.extract() };
+    if obj.hasattr("app_secret")? {
+        Ok(Credentials::App {
+            app_name: text("app_name")?,
+            app_secret: text("app_secret")?,
+        })
+    } else if obj.hasattr("password")? {
+        Ok(Credentials::Admin {
+            creditor: text("creditor")?,
+            login: text("login")?,
+            password: text("password")?,
+        })
+    } else {
+        Err(PyValueError::new_err(
+            "credentials must be AppCredentials or AdminCredentials",
+        ))
+    }
+}
+
+fn verify_from(obj: &Bound<'_, PyAny>) -> PyResult<Verify> {
+    if let Ok(flag) = obj.extract::<bool>() {
+        return Ok(if flag { Verify::System } else { Verify::Off });
+    }
+    let path = obj.py().import("os")?.call_method1("fspath", (obj,))?;
+    Ok(Verify::CaBundle(path.extract()?))
+}
+
+/// The native client; one per `recurring_payments.Client`.
+#[pyclass(module = "recurring_payments._core", frozen)]
+pub struct NativeClient {
+    core: Arc<Client>,
+    logger: Py<PyAny>,
+}
+
+#[pymethods]
+impl NativeClient {
+    #[new]
+    #[pyo3(signature = (base_url, *, credentials, profile, timeout, connect_timeout, retries,
+        token_leeway, max_response_size, allow_http, verify, user_agent, logger))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        base_url: String,
+        credentials: &Bound<'_, PyAny>,
+        profile: String,
+        timeout: f64,
+        connect_timeout: f64,
+        retries: u32,
+        token_leeway: f64,
+        max_response_size: usize,
+        allow_http: bool,
+        verify: &Bound<'_, PyAny>,
+        user_agent: String,
+        logger: Py<PyAny>,
+    ) -> PyResult<Self> {
+        let config = ClientConfig {
+            base_url,
+            profile,
+            credentials: credentials_from(credentials)?,
+            timeout,
+            connect_timeout,
+            retries,
+            token_leeway,
+            max_response_size,
+            allow_http,
+            verify: verify_from(verify)?,
+            user_agent,
+        };
+        let py = credentials.py();
+        // Building the pool may read a CA file: do it without the GIL.
+        let core = py.detach(|| Client::new(config))?;
+        Ok(NativeClient {
+            core: Arc::new(core),
+            logger,
+        })
+    }
+
+    /// The absolute URL of a reference (relative ones resolve against base_url).
+    fn resolve(&self, reference: &str) -> PyResult<String> {
+        Ok(self.core.resolve(reference)?.to_string())
+    }
+
+    /// Whether the URL has the origin of base_url (only there is the token sent).
+    fn is_api_origin(&self, url: &str) -> PyResult<bool> {
+        Ok(self.core.is_api_origin(&self.core.resolve(url)?))
+    }
+
+    #[getter]
+    fn token(&self) -> Option<PyToken> {
+        self.core.token().map(|inner| PyToken { inner })
+    }
+
+    fn authenticate(&self, py: Python<'_>) -> PyResult<PyToken> {
+        let core = self.core.clone();
+        let mut log = Vec::new();
+        let outcome = wait(py, async { core.authenticate(&mut log).await });
+        self.log(py, &log);
+        Ok(PyToken { inner: outcome? })
+    }
+
+    /// Send a request: returns (status, final url, headers as (name, value) tuples, document).
+    /// The document is a dict, or None for an empty body.
+    #[pyo3(signature = (method, url, body=None))]
+    fn request<'py>(
+        &self,
+        py: Python<'py>,
+        method: &str,
+        url: &str,
+        body: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        let (method, body) = request_body(method, body)?;
+        let target = self.core.resolve(url)?;
+        let core = self.core.clone();
+        let mut log = Vec::new();
+        let method_name = method.to_string();
+        let outcome = wait(py, async {
+            core.request(method, target, body, &mut log).await
+        });
+        self.log(py, &log);
+        response_tuple(py, &method_name, outcome?)
+    }
+}
+
+impl NativeClient {
+    /// One DEBUG line per attempt, written on the caller's thread with the GIL and no lock held.
+    fn log(&self, py: Python<'_>, attempts: &[Attempt]) {
+        let logger = self.logger.bind(py);
+        let enabled = logger
+            .call_method1("isEnabledFor", (10,))
+            .and_then(|v| v.is_truthy())
+            .unwrap_or(false);
+        if !enabled {
+            return;
+        }
+        for a in attempts {
+            let status = a
+                .status
+                .map_or_else(|| a.error.clone().unwrap_or_default(), |s| s.to_string());
+            let _ = logger.call_method1(
+                "debug",
+                (
+                    "%s %s -> %s in %.1f ms (attempt %d)",
+                    &a.method,
+                    &a.url,
+                    status,
+                    a.elapsed.as_secs_f64() * 1000.0,
+                    a.attempt,
+                ),
+            );
+        }
+    }
+}
+
+pub(crate) fn request_body(
+    method: &str,
+    body: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(Method, Body)> {
+    let method = match method {
+        "GET" => Method::GET,
+        "POST" => Method::POST,
+        "PATCH" => Method::PATCH,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "method must be GET, POST or PATCH (the API uses no other), not {other:?}"
+            )))
+        }
+    };
+    let bytes = match body {
+        Some(b) if !b.is_none() => Some(bytes::Bytes::from(convert::to_json_bytes(b)?)),
+        _ => None,
+    };
+    let body = match (&method, bytes) {
+        (&Method::GET, Some(_)) => return Err(PyValueError::new_err("GET takes no body")),
+        (&Method::GET, None) => Body::Empty,
+        (&Method::PATCH, None) => {
+            return Err(PyValueError::new_err("PATCH needs a merge-patch body"))
+        }
+        (&Method::PATCH, Some(b)) => Body::MergePatch(b),
+        (_, Some(b)) => Body::Json(b),
+        (_, None) => Body::Json(bytes::Bytes::from_static(b"{}")),
+    };
+    Ok((method, body))
+}
+
+pub(crate) fn response_tuple<'py>(
+    py: Python<'py>,
+    method: &str,
+    response: Response,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let headers = PyList::empty(py);
+    for (name, value) in response.headers.iter() {
+        let value = String::from_utf8_lossy(value.as_bytes());
+        headers.append((PyString::new(py, name.as_str()), value))?;
+    }
+    let document: Bound<'py, PyAny> = if response.body.is_empty() {
+        py.None().into_bound(py)
+    } else {
+        convert::parse_document(py, &response.body)
+            .map_err(|e| e.with_request(method, response.url.as_str()))?
+            .into_any()
+    };
+    PyTuple::new(
+        py,
+        [
+            response.status.into_pyobject(py)?.into_any(),
+            PyString::new(py, response.url.as_str()).into_any(),
+            headers.into_any(),
+            document,
+        ],
+    )
+}
+
+/// Run a core future to completion without the GIL. Every 100 ms it looks for signals, so
+/// Ctrl-C interrupts a slow request (the request is then cancelled).
+pub(crate) fn wait<T, F>(py: Python<'_>, future: F) -> PyResult<T>
+where
+    F: Future<Output = Result<T, Error>> + Send,
+    T: Send,
+{
+    let rt = runtime()?;
+    py.detach(|| {
+        rt.block_on(async {
+            tokio::pin!(future);
+            loop {
+                tokio::select! {
+                    outcome = &mut future => return outcome.map_err(PyErr::from),
+                    () = tokio::time::sleep(Duration::from_millis(100)) => {
+                        Python::attach(|py| py.check_signals())?;
+                    }
+                }
+            }
+        })
+    })
+}

@@ -1,0 +1,171 @@
+//! Bodies across the boundary: Python objects -> JSON bytes (POST/PATCH), and response bytes ->
+//! Python objects with jiter (no detour through serde_json::Value), checked for HAL shape.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+
+use crate::error::Error;
+
+/// Deepest body we serialise; deeper is surely a cycle or a mistake.
+const MAX_DEPTH: usize = 256;
+
+/// Serialise a request body. `Decimal` is written with its exact digits (money stays exact).
+pub fn to_json_bytes(obj: &Bound<'_, PyAny>) -> PyResult<Vec<u8>> {
+    let mut out = Vec::with_capacity(256);
+    write_value(obj, &mut out, 0)?;
+    Ok(out)
+}
+
+fn write_str(s: &str, out: &mut Vec<u8>) -> PyResult<()> {
+    serde_json::to_writer(&mut *out, s).map_err(|e| PyValueError::new_err(e.to_string()))
+}
+
+fn write_value(obj: &Bound<'_, PyAny>, out: &mut Vec<u8>, depth: usize) -> PyResult<()> {
+    if depth > MAX_DEPTH {
+        return Err(PyValueError::new_err(
+            "request body nested too deeply (a cycle?)",
+        ));
+    }
+    if obj.is_none() {
+        out.extend_from_slice(b"null");
+    } else if let Ok(s) = obj.cast::<PyString>() {
+        write_str(s.to_str()?, out)?;
+    } else if let Ok(b) = obj.cast::<PyBool>() {
+        out.extend_from_slice(if b.is_true() { b"true" } else { b"false" });
+    } else if obj.is_instance_of::<PyInt>() {
+        out.extend_from_slice(obj.str()?.to_str()?.as_bytes());
+    } else if let Ok(f) = obj.cast::<PyFloat>() {
+        let v = f.value();
+        if !v.is_finite() {
+            return Err(PyValueError::new_err(
+                "request body contains NaN or infinity",
+            ));
+        }
+        out.extend_from_slice(f.repr()?.to_str()?.as_bytes());
+    } else if let Ok(d) = obj.cast::<PyDict>() {
+        out.push(b'{');
+        for (i, (k, v)) in d.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            let key = k
+                .cast::<PyString>()
+                .map_err(|_| PyTypeError::new_err("request body keys must be str"))?;
+            write_str(key.to_str()?, out)?;
+            out.push(b':');
+            write_value(&v, out, depth + 1)?;
+        }
+        out.push(b'}');
+    } else if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        out.push(b'[');
+        for (i, item) in obj.try_iter()?.enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            write_value(&item?, out, depth + 1)?;
+        }
+        out.push(b']');
+    } else if is_decimal(obj)? {
+        let text = obj.str()?;
+        let text = text.to_str()?;
+        if !text
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b"-+.eE".contains(&b))
+        {
+            return Err(PyValueError::new_err(
+                "request body contains a non-finite Decimal",
+            ));
+        }
+        out.extend_from_slice(text.as_bytes());
+    } else if let Ok(mapping) = obj.cast::<pyo3::types::PyMapping>() {
+        // Other mappings (a Resource's state, MappingProxy ...): as a dict.
+        let as_dict = PyDict::new(obj.py());
+        for item in mapping.items()?.try_iter()? {
+            let (k, v): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
+            as_dict.set_item(k, v)?;
+        }
+        write_value(as_dict.as_any(), out, depth + 1)?;
+    } else {
+        return Err(PyTypeError::new_err(format!(
+            "request body: {} is not JSON serialisable",
+            obj.get_type().name()?
+        )));
+    }
+    Ok(())
+}
+
+fn is_decimal(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let ty = obj.get_type();
+    Ok(ty.name()? == "Decimal" && ty.module()? == "decimal")
+}
+
+/// Parse a response body into Python objects; it must be a JSON object of HAL shape.
+pub fn parse_document<'py>(py: Python<'py>, body: &[u8]) -> Result<Bound<'py, PyDict>, Error> {
+    let parser = jiter::PythonParse::default();
+    let value = parser.python_parse(py, body).map_err(|e| {
+        Error::protocol(format!(
+            "response body is not valid JSON: {}",
+            e.description(body)
+        ))
+    })?;
+    let doc = value
+        .cast_into::<PyDict>()
+        .map_err(|_| Error::protocol("response body is not a JSON object"))?;
+    check_hal(&doc).map_err(Error::protocol)?;
+    Ok(doc)
+}
+
+/// The HAL rules the client relies on: `_links` an object of link objects (or arrays of them)
+/// with a string `href`, `_embedded` an object of objects (or arrays of them), recursively.
+fn check_hal(doc: &Bound<'_, PyDict>) -> Result<(), String> {
+    let lookup = |key: &str| doc.get_item(key).map_err(|e| e.to_string());
+    if let Some(links) = lookup("_links")? {
+        let links = links
+            .cast::<PyDict>()
+            .map_err(|_| "\"_links\" is not an object".to_owned())?;
+        for (rel, value) in links.iter() {
+            let each = |link: &Bound<'_, PyAny>| check_link(&rel, link);
+            if let Ok(array) = value.cast::<PyList>() {
+                array.iter().try_for_each(|l| each(&l))?;
+            } else {
+                each(&value)?;
+            }
+        }
+    }
+    if let Some(embedded) = lookup("_embedded")? {
+        let embedded = embedded
+            .cast::<PyDict>()
+            .map_err(|_| "\"_embedded\" is not an object".to_owned())?;
+        for (rel, value) in embedded.iter() {
+            let each = |item: &Bound<'_, PyAny>| match item.cast::<PyDict>() {
+                Ok(d) => check_hal(d),
+                Err(_) => Err(format!("embedded {rel} is not an object")),
+            };
+            if let Ok(array) = value.cast::<PyList>() {
+                array.iter().try_for_each(|i| each(&i))?;
+            } else {
+                each(&value)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn check_link(rel: &Bound<'_, PyAny>, link: &Bound<'_, PyAny>) -> Result<(), String> {
+    let link = link
+        .cast::<PyDict>()
+        .map_err(|_| format!("link {rel} is not an object"))?;
+    match link.get_item("href").map_err(|e| e.to_string())? {
+        Some(href) if href.is_instance_of::<PyString>() => {}
+        _ => return Err(format!("link {rel} has no string \"href\"")),
+    }
+    if let Some(templated) = link.get_item("templated").map_err(|e| e.to_string())? {
+        if !templated.is_instance_of::<PyBool>() {
+            return Err(format!(
+                "link {rel} has a \"templated\" that is not a boolean"
+            ));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,93 @@
+"""Threads, the GIL and fork: a Client shared by a Django/Flask process (API.md §2)."""
+
+from __future__ import annotations
+
+import os
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+from conftest import api_requests
+
+import recurring_payments as rp
+from recurring_payments.testing import FakeServer
+
+
+def test_sixteen_threads_with_an_expiry_in_the_middle(server: FakeServer) -> None:
+    with server.client() as client:
+        client.root()
+        errors: list[BaseException] = []
+
+        def work(i: int) -> None:
+            try:
+                for _ in range(25):
+                    assert client.get("/").status == 200
+                    if i == 0 and not expired.is_set():
+                        server.expire_tokens()
+                        expired.set()
+            except BaseException as e:  # collected and asserted below
+                errors.append(e)
+
+        expired = threading.Event()
+        with ThreadPoolExecutor(16) as pool:
+            list(pool.map(work, range(16)))
+        assert errors == []
+        assert len(server.token_requests) == 2  # the first, and one per expiry
+
+
+def test_first_calls_from_many_threads_share_one_token_request(server: FakeServer) -> None:
+    with server.client() as client:
+        barrier = threading.Barrier(16)
+
+        def first_call(_: int) -> int:
+            barrier.wait()
+            return client.get("/").status or 0
+
+        with ThreadPoolExecutor(16) as pool:
+            assert set(pool.map(first_call, range(16))) == {200}
+        assert len(server.token_requests) == 1
+
+
+def test_the_gil_is_released_while_waiting(server: FakeServer, client: rp.Client) -> None:
+    client.root()
+    server.delay_next(0.5, path="/")
+    ticks = 0
+    done = threading.Event()
+
+    def slow() -> None:
+        client.get("/")
+        done.set()
+
+    thread = threading.Thread(target=slow)
+    thread.start()
+    while not done.is_set():
+        ticks += 1
+        time.sleep(0.001)
+    thread.join()
+    assert ticks > 100  # Python kept running during the half second the request waited
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="fork semantics of Linux")
+def test_client_used_before_fork_works_in_the_child(server: FakeServer, client: rp.Client) -> None:
+    client.root()  # runtime, pool and token now exist in the parent
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report and leave without running pytest's teardown
+        status = 1
+        try:
+            status = 0 if client.get("/").status == 200 else 2
+        finally:
+            os.write(write, bytes([status]))
+            os._exit(0)
+    os.close(write)
+    deadline = time.monotonic() + 10
+    result = b""
+    while time.monotonic() < deadline and not result:
+        result = os.read(read, 1)
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert result == bytes([0])
+    assert client.get("/").status == 200  # and the parent still works
+    assert len(api_requests(server)) >= 3
