@@ -223,6 +223,7 @@ async fn api(
                 base_url: site.urls.base_url.clone(),
                 rel_namespace: site.urls.rel_namespace.clone(),
                 scope,
+                shared: Arc::clone(&site.shared),
             };
             match handler(request).await {
                 Ok(reply) => from_reply(site, reply, entry),

@@ -18,13 +18,15 @@ use crate::error::{Error, Result};
 
 /// What a route handler gets: the journal entry of the request plus the matched path
 /// parameters and where the server lives (to build absolute hrefs).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HandlerRequest {
     pub entry: Arc<Entry>,
     pub path_params: Vec<(String, String)>,
     pub base_url: String,
     pub rel_namespace: String,
     pub scope: Scope,
+    /// The server's state, for built-in handlers (no lock is held when a handler runs).
+    pub shared: Arc<super::Shared>,
 }
 
 impl HandlerRequest {
@@ -232,6 +234,13 @@ impl Store {
     pub fn add_admin(&mut self, creditor: &str, login: &str, password: &str) {
         self.admins
             .insert((creditor.to_owned(), login.to_owned()), password.to_owned());
+    }
+
+    /// Registered app names, sorted.
+    pub fn app_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.apps.keys().cloned().collect();
+        names.sort();
+        names
     }
 
     /// The principal a Basic `user:password` authenticates, with the scope it may ask for.
