@@ -91,7 +91,9 @@ class FakeServer:
     ``FakeServer(token_ttl=960.0, demo=False, *, host="127.0.0.1", port=0)``. ``token_ttl`` is
     the token lifetime in seconds of the virtual clock (see :meth:`advance_clock`). With
     ``demo=True`` it serves the recorded entry point's relations with working creditors, orders,
-    mandates, documents and merge patches.
+    mandates (paged), documents (a link array) and merge patches, plus admin-only ``get-apps``
+    and ``generate-app-secret`` for ``api_admin`` tokens (see :meth:`add_admin`).
+    ``journal_limit`` bounds the request journal (the oldest entries go first).
 
     Use it as a context manager, or call :meth:`start` and :meth:`stop`. An app is registered
     at creation: :attr:`credentials`. Many servers can run at once.
