@@ -248,3 +248,39 @@ def test_unimplemented_relations_are_404(demo: FakeServer) -> None:
     w = Walker(demo)
     answer = w.get(w.href(w.root, "search-payments"))
     assert (answer.status, answer.json["code"]) == (404, 902)
+
+
+def test_admin_links_list_apps_and_generate_a_secret(fresh: FakeServer) -> None:
+    fresh.add_admin("democreditor", "admin", "pw")
+    http = Http(fresh)
+    admin = http.token("api_admin", user="democreditor#admin", password="pw")
+    ns = fresh.rel_namespace
+    root = http.api("GET", "/", token=admin).json
+    assert len(root["_links"]) == 46
+    apps_href = root["_links"][ns + "get-apps"]["href"]
+    apps = http.api("GET", urlsplit(apps_href).path, token=admin).json["_embedded"]["apps"]
+    assert [a["appName"] for a in apps] == ["sandbox-app"]
+    assert "appSecret" not in apps[0]
+    template = root["_links"][ns + "generate-app-secret"]
+    assert template["templated"] is True
+    href = expand_uri_template(template["href"], {"appName": "sandbox-app"})
+    answer = http.api("POST", urlsplit(href).path, token=admin)
+    assert answer.status == 201
+    assert answer.headers["location"] == fresh.base_url + "/apps/sandbox-app"
+    secret = answer.json["appSecret"]
+    # The old secret is refused from now on; the new one works.
+    assert http.token_answer().status == 401
+    assert http.token_answer(password=secret).status == 200
+    missing = http.api("POST", "/apps/nobody/secret", token=admin)
+    assert (missing.status, missing.json["code"]) == (404, 902)
+
+
+def test_admin_resources_refuse_app_tokens(fresh: FakeServer) -> None:
+    http = Http(fresh)
+    root = http.api("GET", "/").json
+    assert fresh.rel_namespace + "get-apps" not in root["_links"]
+    for method, path in [("GET", "/apps"), ("GET", "/apps/sandbox-app")]:
+        answer = http.api(method, path)
+        assert (answer.status, answer.json["code"]) == (403, 904)
+    answer = http.api("POST", "/apps/sandbox-app/secret")
+    assert (answer.status, answer.json["code"]) == (403, 904)

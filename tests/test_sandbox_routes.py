@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -186,3 +187,21 @@ def test_100_concurrent_requests(rp_server: FakeServer, http: Http) -> None:
         {"i": str(i)} for i in range(0, 100, 2)
     ]
     assert len([r for r in rp_server.requests if r.path in ("/static", "/slow")]) == 100
+
+
+def test_async_handler(rp_server: FakeServer, http: Http) -> None:
+    async def handler(request: Any) -> Any:
+        await asyncio.sleep(0)
+        return 201, {"async": True}
+
+    rp_server.route("POST", "/async", handler)
+    answer = http.api("POST", "/async")
+    assert (answer.status, answer.json) == (201, {"async": True})
+
+
+def test_handler_cannot_break_the_framing(rp_server: FakeServer, http: Http) -> None:
+    headers = {"Content-Length": "1000", "Transfer-Encoding": "chunked", "X-Kept": "1"}
+    rp_server.route("GET", "/framing", lambda request: (200, {"a": 1}, headers))
+    answer = http.api("GET", "/framing")
+    assert (answer.status, answer.body, answer.headers["x-kept"]) == (200, b'{"a":1}', "1")
+    assert answer.headers["content-length"] == "7"

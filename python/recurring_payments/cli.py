@@ -1,6 +1,6 @@
 """Command line: ``python -m recurring_payments <command>`` (also ``recurring-payments``).
 
-Commands: ``serve`` runs the sandbox server in the foreground.
+Commands: ``demo`` walks the onboarding flow; ``serve`` runs the sandbox in the foreground.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from . import __version__
+from . import __version__, _demo
 
 ENV_PREFIX = "RECURRING_PAYMENTS_"
 
@@ -28,6 +28,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    _demo.add_parser(commands)
     _add_serve(commands)
     return parser
 

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from ._client import Client
 from .testing import FakeServer
 
 
@@ -14,3 +15,10 @@ def rp_server() -> Iterator[FakeServer]:
     """A started :class:`~recurring_payments.testing.FakeServer`, stopped after the test."""
     with FakeServer() as server:
         yield server
+
+
+@pytest.fixture
+def rp_client(rp_server: FakeServer) -> Iterator[Client]:
+    """A :class:`recurring_payments.Client` wired to ``rp_server``, closed after the test."""
+    with rp_server.client() as client:
+        yield client

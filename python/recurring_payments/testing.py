@@ -20,15 +20,18 @@ too large (413), 910 invalid parameter (400), 999 failure injected by :meth:`Fak
 
 from __future__ import annotations
 
+import asyncio
 import atexit
 import dataclasses
+import inspect
 import json
 import secrets
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from . import _core
+from ._core import SandboxRequest
 
 if TYPE_CHECKING:
     from ._async_client import AsyncClient
@@ -36,16 +39,15 @@ if TYPE_CHECKING:
 
 __all__ = ["FakeServer", "SandboxRequest"]
 
-SandboxRequest = _core.SandboxRequest
-"""A received request: ``method``, ``path``, ``query`` (dict), ``query_list``, ``query_string``,
-``headers`` (dict, lower-case names), ``body`` (bytes), ``json`` (parsed JSON body or ``None``),
-``path_params`` (dict), and for journal entries ``status``, ``error`` (a failing handler's
-traceback) and ``time`` (virtual seconds)."""
+# SandboxRequest: a received request: ``method``, ``path``, ``query`` (dict), ``query_list``,
+# ``query_string``, ``headers`` (dict, lower-case names), ``body`` (bytes), ``json`` (the parsed
+# JSON body or ``None``), ``path_params`` (dict), and for journal entries ``status``, ``error``
+# (a failing handler's traceback) and ``time`` (virtual seconds).
 
 HandlerResult = (
     Mapping[str, Any] | list[Any] | None | tuple[int, Any] | tuple[int, Any, Mapping[str, str]]
 )
-Handler = Callable[[Any], HandlerResult]
+Handler = Callable[[SandboxRequest], HandlerResult | Awaitable[HandlerResult]]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -70,6 +72,10 @@ def _app_credentials(app_name: str, app_secret: str) -> Any:
     return cls(app_name, app_secret)
 
 
+async def _completed(awaitable: Awaitable[HandlerResult]) -> HandlerResult:
+    return await awaitable
+
+
 _live: weakref.WeakSet[FakeServer] = weakref.WeakSet()
 
 
@@ -86,7 +92,9 @@ class FakeServer:
     ``FakeServer(token_ttl=960.0, demo=False, *, host="127.0.0.1", port=0)``. ``token_ttl`` is
     the token lifetime in seconds of the virtual clock (see :meth:`advance_clock`). With
     ``demo=True`` it serves the recorded entry point's relations with working creditors, orders,
-    mandates, documents and merge patches.
+    mandates (paged), documents (a link array) and merge patches, plus admin-only ``get-apps``
+    and ``generate-app-secret`` for ``api_admin`` tokens (see :meth:`add_admin`).
+    ``journal_limit`` bounds the request journal (the oldest entries go first).
 
     Use it as a context manager, or call :meth:`start` and :meth:`stop`. An app is registered
     at creation: :attr:`credentials`. Many servers can run at once.
@@ -133,10 +141,10 @@ class FakeServer:
         return self._native.urls is not None
 
     def _urls(self) -> tuple[str, str, str]:
-        urls = self._native.urls
+        urls: tuple[str, str, str] | None = self._native.urls
         if urls is None:
             raise RuntimeError("the FakeServer is not running: call start() or use `with`")
-        return urls  # type: ignore[no-any-return]
+        return urls
 
     @property
     def base_url(self) -> str:
@@ -159,7 +167,7 @@ class FakeServer:
         return self._credentials
 
     def __repr__(self) -> str:
-        where = self._native.urls[0] if self.running else "stopped"
+        where = self.base_url if self.running else "stopped"
         return f"<FakeServer {where}{' demo' if self.demo else ''}>"
 
     # -- what the server knows ----------------------------------------------------------------
@@ -203,26 +211,38 @@ class FakeServer:
         with a ``{"code": 900, "message"}`` body; the traceback is in the journal entry's
         ``error``. The request rules (Accept, token, body type) are checked before the
         handler runs. The latest registration for a path and method wins.
+
+        Handlers run in a worker thread, one per request in flight, so they may block; an
+        ``async def`` handler is run to completion in its own event loop.
         """
         if not callable(handler):
             raise TypeError("handler must be callable")
-        self._native.route(method, path_template, handler)
+
+        def call(request: SandboxRequest) -> HandlerResult:
+            result = handler(request)
+            if inspect.isawaitable(result):
+                return asyncio.run(_completed(result))
+            return result
+
+        self._native.route(method, path_template, call)
 
     # -- journal ------------------------------------------------------------------------------
 
     @property
-    def requests(self) -> list[Any]:
+    def requests(self) -> list[SandboxRequest]:
         """Every request received, oldest first (token requests included).
 
         Entries have ``.method .path .query .headers .body .json`` plus ``.status`` and
         ``.error``. The journal keeps the last ``journal_limit`` requests.
         """
-        return self._native.requests()  # type: ignore[no-any-return]
+        entries: list[SandboxRequest] = self._native.requests()
+        return entries
 
     @property
-    def token_requests(self) -> list[Any]:
+    def token_requests(self) -> list[SandboxRequest]:
         """The journal's requests to the token endpoint."""
-        return self._native.token_requests()  # type: ignore[no-any-return]
+        entries: list[SandboxRequest] = self._native.token_requests()
+        return entries
 
     def clear_requests(self) -> None:
         """Empty the journal."""
@@ -242,7 +262,8 @@ class FakeServer:
     @property
     def clock(self) -> float:
         """Virtual seconds since the server was created."""
-        return self._native.clock()  # type: ignore[no-any-return]
+        seconds: float = self._native.clock()
+        return seconds
 
     # -- faults -------------------------------------------------------------------------------
     # Without `path` a fault hits the next API requests but never the token endpoint; pass

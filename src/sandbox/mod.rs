@@ -8,6 +8,7 @@
 pub mod clock;
 mod control;
 pub mod demo;
+mod entry;
 pub mod faults;
 pub mod journal;
 pub mod media;
@@ -15,6 +16,9 @@ mod oauth;
 pub mod protocol;
 pub mod store;
 pub mod tokens;
+
+#[cfg(test)]
+mod tests;
 
 use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
 use std::sync::{mpsc, Arc, Mutex, RwLock};
@@ -107,9 +111,14 @@ pub struct Site {
     /// The `Content-Type` of HAL answers, built once.
     pub hal_content_type: String,
     pub shared: Arc<Shared>,
+    /// Rendered entry points by (links version, scope); see `entry.rs`.
+    entry_cache: Mutex<Vec<(u64, tokens::Scope, bytes::Bytes)>>,
 }
 
 struct Running {
+    /// The process that started the server: after a fork the child has no server task to
+    /// wait for (its runtime is rebuilt, see `runtime.rs`).
+    pid: u32,
     urls: Urls,
     shutdown: watch::Sender<bool>,
     done: mpsc::Receiver<()>,
@@ -145,16 +154,22 @@ impl Sandbox {
         &self.shared
     }
 
-    /// The URLs while running.
+    /// The URLs while running (in this process: a forked child sees none).
     pub fn urls(&self) -> Option<Urls> {
-        lock(&self.running).as_ref().map(|r| r.urls.clone())
+        lock(&self.running)
+            .as_ref()
+            .filter(|r| r.pid == std::process::id())
+            .map(|r| r.urls.clone())
     }
 
     /// Bind and start serving; a no-op returning the same URLs when already running.
     pub fn start(&self) -> Result<Urls> {
         let mut running = lock(&self.running);
-        if let Some(r) = running.as_ref() {
-            return Ok(r.urls.clone());
+        match running.as_ref() {
+            Some(r) if r.pid == std::process::id() => return Ok(r.urls.clone()),
+            // Inherited through fork: the listener belongs to the parent; start afresh.
+            Some(_) => drop(running.take()),
+            None => {}
         }
         let runtime = crate::runtime::runtime()?;
         let std_listener = bind(&self.config.host, self.config.port)?;
@@ -171,6 +186,7 @@ impl Sandbox {
             ),
             urls: urls.clone(),
             shared: Arc::clone(&self.shared),
+            entry_cache: Mutex::new(Vec::new()),
         });
         let (shutdown, shutdown_rx) = watch::channel(false);
         let (done_tx, done) = mpsc::sync_channel(1);
@@ -179,6 +195,7 @@ impl Sandbox {
             let _ = done_tx.send(());
         });
         *running = Some(Running {
+            pid: std::process::id(),
             urls: urls.clone(),
             shutdown,
             done,
@@ -192,6 +209,9 @@ impl Sandbox {
         let Some(running) = lock(&self.running).take() else {
             return;
         };
+        if running.pid != std::process::id() {
+            return;
+        }
         let _ = running.shutdown.send(true);
         // The task always ends within STOP_GRACE plus scheduling; the margin covers a
         // saturated machine. Receiving an error means the task (or the runtime) is gone.

@@ -29,7 +29,7 @@ use axum::http::{
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
 use hyper::body::Incoming;
-use serde_json::{json, Map, Value};
+use serde_json::json;
 
 use super::faults::Outcome;
 use super::journal::{lock, Entry};
@@ -214,11 +214,7 @@ async fn api(
         return refusal;
     }
     match target {
-        Target::EntryPoint => hal(
-            site,
-            StatusCode::OK,
-            Bytes::from(entry_point(site, scope).to_string()),
-        ),
+        Target::EntryPoint => hal(site, StatusCode::OK, super::entry::entry_point(site, scope)),
         Target::Static(body) => hal(site, StatusCode::OK, body),
         Target::Handler(handler) => {
             let request = HandlerRequest {
@@ -227,6 +223,7 @@ async fn api(
                 base_url: site.urls.base_url.clone(),
                 rel_namespace: site.urls.rel_namespace.clone(),
                 scope,
+                shared: Arc::clone(&site.shared),
             };
             match handler(request).await {
                 Ok(reply) => from_reply(site, reply, entry),
@@ -315,40 +312,6 @@ fn check_body(method: &Method, headers: &HeaderMap, entry: &Entry) -> Option<Res
     None
 }
 
-/// `GET /`: `self`, `profile`, then the registered links; admin-only ones for `api_admin`.
-fn entry_point(site: &Site, scope: Scope) -> Value {
-    let mut links = Map::new();
-    links.insert(
-        "self".into(),
-        json!({"href": format!("{}/", site.urls.base_url)}),
-    );
-    links.insert("profile".into(), json!({"href": site.urls.profile}));
-    if let Ok(store) = site.shared.store.read() {
-        for link in store
-            .links()
-            .iter()
-            .filter(|l| !l.admin_only || scope == Scope::ApiAdmin)
-        {
-            let rel = if link.rel.contains(':') {
-                link.rel.clone()
-            } else {
-                format!("{}{}", site.urls.rel_namespace, link.rel)
-            };
-            let href = if link.href.starts_with('/') {
-                format!("{}{}", site.urls.base_url, link.href)
-            } else {
-                link.href.clone()
-            };
-            let mut object = json!({"href": href});
-            if link.templated {
-                object["templated"] = Value::Bool(true);
-            }
-            links.insert(rel, object);
-        }
-    }
-    json!({"_links": links})
-}
-
 fn from_reply(site: &Site, reply: Reply, entry: &Entry) -> Response<Body> {
     let Some(status) = StatusCode::from_u16(reply.status)
         .ok()
@@ -367,6 +330,11 @@ fn from_reply(site: &Site, reply: Reply, entry: &Entry) -> Response<Body> {
             HeaderName::from_bytes(name.as_bytes()),
             HeaderValue::from_str(value),
         ) {
+            // Framing is hyper's business: a wrong Content-Length would corrupt the stream.
+            (Ok(name), Ok(_))
+                if name == header::CONTENT_LENGTH
+                    || name == header::TRANSFER_ENCODING
+                    || name == header::CONNECTION => {}
             (Ok(name), Ok(value)) => {
                 response.headers_mut().insert(name, value);
             }

@@ -18,13 +18,15 @@ use crate::error::{Error, Result};
 
 /// What a route handler gets: the journal entry of the request plus the matched path
 /// parameters and where the server lives (to build absolute hrefs).
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HandlerRequest {
     pub entry: Arc<Entry>,
     pub path_params: Vec<(String, String)>,
     pub base_url: String,
     pub rel_namespace: String,
     pub scope: Scope,
+    /// The server's state, for built-in handlers (no lock is held when a handler runs).
+    pub shared: Arc<super::Shared>,
 }
 
 impl HandlerRequest {
@@ -207,6 +209,8 @@ pub struct Store {
     apps: HashMap<String, String>,
     admins: HashMap<(String, String), String>,
     links: Vec<EntryLink>,
+    /// Bumped whenever `links` change: the key of the rendered entry point cache.
+    links_version: u64,
     routes: Vec<Route>,
 }
 
@@ -232,6 +236,13 @@ impl Store {
             .insert((creditor.to_owned(), login.to_owned()), password.to_owned());
     }
 
+    /// Registered app names, sorted.
+    pub fn app_names(&self) -> Vec<String> {
+        let mut names: Vec<String> = self.apps.keys().cloned().collect();
+        names.sort();
+        names
+    }
+
     /// The principal a Basic `user:password` authenticates, with the scope it may ask for.
     pub fn authenticate(&self, user: &str, password: &str) -> Option<(String, Scope)> {
         if self.apps.get(user).is_some_and(|s| s == password) {
@@ -251,10 +262,15 @@ impl Store {
             Some(existing) => *existing = link,
             None => self.links.push(link),
         }
+        self.links_version += 1;
     }
 
     pub fn links(&self) -> &[EntryLink] {
         &self.links
+    }
+
+    pub fn links_version(&self) -> u64 {
+        self.links_version
     }
 
     /// Serve `document` at `path` (GET); replaces an earlier resource at the same path.

@@ -4,6 +4,7 @@
 //!
 //! Relations without a handler here answer 404 like any unknown path.
 
+mod admin;
 mod data;
 mod mandates;
 mod orders;
@@ -65,8 +66,19 @@ pub fn install(store: &mut Store) {
             admin_only: false,
         });
     }
+    for (rel, href, templated) in [
+        ("get-apps", "/apps", false),
+        ("generate-app-secret", "/apps/{appName}/secret", true),
+    ] {
+        store.add_link(EntryLink {
+            rel: rel.into(),
+            href: href.into(),
+            templated,
+            admin_only: true,
+        });
+    }
     let demo = Arc::new(Mutex::new(Demo::new()));
-    let routes: [(Method, &str, Native); 14] = [
+    let routes: [(Method, &str, Native); 17] = [
         (Method::GET, "/creditors", creditors),
         (Method::GET, "/creditors/{reference}", creditor),
         (Method::POST, "/orders", orders::create),
@@ -85,6 +97,9 @@ pub fn install(store: &mut Store) {
         (Method::GET, "/documents", mandates::documents),
         (Method::GET, "/documents/{id}", mandates::document),
         (Method::GET, "/documents/{id}/content", mandates::content),
+        (Method::GET, "/apps", admin::list),
+        (Method::GET, "/apps/{appName}", admin::get),
+        (Method::POST, "/apps/{appName}/secret", admin::new_secret),
     ];
     for (method, path, handler) in routes {
         // The paths are constants known to parse; a failure would only lose one route.

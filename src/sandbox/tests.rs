@@ -1,0 +1,107 @@
+//! The server end to end over a real socket, without Python: the Python suite checks every
+//! rule; these make `cargo test` cover the core's wiring.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use serde_json::{json, Value};
+
+use super::store::Reply;
+use super::{Config, Sandbox};
+
+fn request(base_url: &str, raw_head: &str, body: &str) -> (u16, String, String) {
+    let addr = base_url.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let head = format!(
+        "{raw_head}\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_owned(), body.to_owned())
+}
+
+fn token(sandbox: &Sandbox, base_url: &str) -> String {
+    sandbox.add_app("app", "secret").unwrap();
+    let basic = base64::engine::general_purpose::STANDARD.encode("app:secret");
+    let (status, _, body) = request(
+        base_url,
+        &format!(
+            "POST /oauth/token HTTP/1.1\r\nAccept: application/json\r\nAuthorization: Basic {basic}\r\nContent-Type: application/x-www-form-urlencoded"
+        ),
+        "grant_type=client_credentials&scope=api",
+    );
+    assert_eq!(status, 200, "{body}");
+    let body: Value = serde_json::from_str(&body).unwrap();
+    body["access_token"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn serves_and_stops() {
+    let sandbox = Sandbox::new(Config::default());
+    let urls = sandbox.start().unwrap();
+    assert_eq!(sandbox.start().unwrap(), urls);
+    let token = token(&sandbox, &urls.base_url);
+    sandbox
+        .add_resource("/things/1", &json!({"id": 1}))
+        .unwrap();
+    sandbox
+        .route(
+            "post",
+            "/things/{id}",
+            Arc::new(|request| {
+                let id = request.param("id").unwrap_or("").to_owned();
+                Box::pin(async move { Ok(Reply::json(201, &json!({"id": id}))) })
+            }),
+        )
+        .unwrap();
+    let accept = format!("Accept: application/hal+json; profile=\"{}\"", urls.profile);
+    let auth = format!("Authorization: Bearer {token}");
+
+    let (status, head, body) = request(
+        &urls.base_url,
+        &format!("GET /things/1 HTTP/1.1\r\n{accept}\r\n{auth}"),
+        "",
+    );
+    assert_eq!((status, body.as_str()), (200, r#"{"id":1}"#));
+    assert!(head.contains("application/hal+json; profile="));
+
+    let (status, _, body) = request(
+        &urls.base_url,
+        &format!("POST /things/7 HTTP/1.1\r\n{accept}\r\n{auth}\r\nContent-Type: application/json"),
+        "{}",
+    );
+    assert_eq!((status, body.as_str()), (201, r#"{"id":"7"}"#));
+
+    let (status, _, body) = request(&urls.base_url, &format!("GET / HTTP/1.1\r\n{auth}"), "");
+    assert_eq!(status, 406);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["code"], 906);
+
+    sandbox.drop_next(1, None);
+    let (status, _, _) = request(
+        &urls.base_url,
+        &format!("GET / HTTP/1.1\r\n{accept}\r\n{auth}"),
+        "",
+    );
+    assert_eq!(status, 0, "the connection is closed without an answer");
+    assert_eq!(sandbox.requests().len(), 5);
+    assert_eq!(sandbox.token_requests().len(), 1);
+
+    sandbox.stop();
+    assert!(sandbox.urls().is_none());
+    let addr = urls.base_url.trim_start_matches("http://");
+    assert!(TcpStream::connect(addr).is_err());
+}

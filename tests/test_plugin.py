@@ -1,0 +1,13 @@
+"""The pytest plugin's fixtures, as a user's test suite gets them from `pip install`."""
+
+from __future__ import annotations
+
+import recurring_payments as rp
+from recurring_payments.testing import FakeServer
+
+
+def test_rp_client_is_wired_to_rp_server(rp_server: FakeServer, rp_client: rp.Client) -> None:
+    rp_server.add_resource("/things/1", {"id": 1, "_links": {"self": {"href": "/things/1"}}})
+    thing = rp_client.get("/things/1")
+    assert thing["id"] == 1 and thing.url == f"{rp_server.base_url}/things/1"
+    assert len(rp_server.token_requests) == 1
