@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 import recurring_payments as rp
 from recurring_payments.testing import FakeServer
 
@@ -9,5 +11,17 @@ from recurring_payments.testing import FakeServer
 def test_rp_client_is_wired_to_rp_server(rp_server: FakeServer, rp_client: rp.Client) -> None:
     rp_server.add_resource("/things/1", {"id": 1, "_links": {"self": {"href": "/things/1"}}})
     thing = rp_client.get("/things/1")
+    assert thing["id"] == 1 and thing.url == f"{rp_server.base_url}/things/1"
+    assert len(rp_server.token_requests) == 1
+
+
+@pytest.mark.asyncio
+async def test_rp_async_client_is_wired_to_rp_server(
+    rp_server: FakeServer, rp_async_client: rp.AsyncClient
+) -> None:
+    rp_server.add_link("get-thing", "/things/{id}", templated=True)
+    rp_server.add_resource("/things/1", {"id": 1, "_links": {"self": {"href": "/things/1"}}})
+    thing = await rp_async_client.get_thing(id=1)
+    assert isinstance(thing, rp.AsyncResource)
     assert thing["id"] == 1 and thing.url == f"{rp_server.base_url}/things/1"
     assert len(rp_server.token_requests) == 1

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from ._async_client import AsyncClient
 from ._client import Client
 from .testing import FakeServer
 
@@ -22,3 +23,24 @@ def rp_client(rp_server: FakeServer) -> Iterator[Client]:
     """A :class:`recurring_payments.Client` wired to ``rp_server``, closed after the test."""
     with rp_server.client() as client:
         yield client
+
+
+@pytest.fixture
+def rp_async_client(rp_server: FakeServer) -> Iterator[AsyncClient]:
+    """A :class:`recurring_payments.AsyncClient` wired to ``rp_server``, closed after the test.
+
+    It is a plain fixture (the client binds to no event loop), so any asyncio test runner can
+    use it: pytest-asyncio (``@pytest.mark.asyncio``) or anyio (``@pytest.mark.anyio`` with
+    the ``asyncio`` backend; the client does not run on trio)::
+
+        @pytest.mark.asyncio
+        async def test_thing(rp_server, rp_async_client):
+            rp_server.add_link("get-thing", "/things/{id}", templated=True)
+            rp_server.add_resource("/things/1", {"id": 1})
+            thing = await rp_async_client.get_thing(id=1)
+    """
+    client = rp_server.async_client()
+    try:
+        yield client
+    finally:
+        client._close()  # what aclose() does, without needing a loop at teardown
