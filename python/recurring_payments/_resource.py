@@ -248,7 +248,8 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
 
     @property
     def links(self) -> RelationMap[L | list[L]]:
-        """Relation -> :class:`Link` (or a list of them, when the document has an array)."""
+        """Relation -> :class:`Link` (``AsyncLink`` in an ``AsyncResource``), or a list of them
+        when the document has an array."""
         if self._links is None:
             raw = self._doc.get("_links") or {}
             make = self._link
@@ -261,7 +262,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
 
     @property
     def embedded(self) -> RelationMap[Self | list[Self]]:
-        """Relation -> embedded :class:`Resource` (or a list), each possibly partial."""
+        """Relation -> embedded resource of the same class (or a list), each possibly partial."""
         if self._embedded is None:
             raw = self._doc.get("_embedded") or {}
             client = self._client

@@ -94,7 +94,7 @@ where
     F: Future<Output = PyResult<T>> + Send + 'static,
     T: for<'a> IntoPyObject<'a> + Send + 'static,
 {
-    // Start the runtime (threads) without the GIL, as every global here is initialised.
+    // Build the runtime (it starts threads) without the GIL, like every global of the crate.
     py.detach(runtime)?;
     generic::future_into_py::<IoRuntime, F, T>(py, fut)
 }
@@ -121,6 +121,8 @@ fn complete(job: Job) {
     }
 }
 
+/// Two workers racing to start it may start two; the loser's idle thread is leaked with its
+/// sender (see `PerProcess`), which is harmless and happens at most once per worker.
 fn start_completion_thread() -> std::io::Result<mpsc::Sender<Job>> {
     let (tx, rx) = mpsc::channel::<Job>();
     std::thread::Builder::new()
