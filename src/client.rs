@@ -10,6 +10,7 @@ use url::Url;
 
 use crate::auth::{Credentials, Token, TokenCache};
 use crate::error::{Error, Result};
+use crate::media;
 use crate::runtime::PerProcess;
 use crate::template;
 use crate::transport::{
@@ -254,16 +255,6 @@ fn is_loopback(url: &Url) -> bool {
     }
 }
 
-/// The media type of a Content-Type value, lower-cased, without parameters.
-pub fn media_type(content_type: &str) -> String {
-    content_type
-        .split(';')
-        .next()
-        .unwrap_or_default()
-        .trim()
-        .to_ascii_lowercase()
-}
-
 /// 2xx with a JSON body (or none) passes; anything else is the matching error.
 fn check_success(method: &str, response: Response) -> Result<Response> {
     if !(200..300).contains(&response.status) {
@@ -272,10 +263,16 @@ fn check_success(method: &str, response: Response) -> Result<Response> {
     if response.body.is_empty() {
         return Ok(response);
     }
-    let media = media_type(response.header("content-type").unwrap_or_default());
-    if media == "application/hal+json" || media == "application/json" {
+    let content_type = response.header("content-type");
+    if media::is(content_type, "application/hal+json")
+        || media::is(content_type, "application/json")
+    {
         return Ok(response);
     }
+    let media = content_type
+        .and_then(media::parse)
+        .map(|m| m.essence)
+        .unwrap_or_default();
     let shown = if media.is_empty() {
         "no content type".to_owned()
     } else {
@@ -320,14 +317,5 @@ mod tests {
         let at = |b: &str| token_endpoint(&Url::parse(b).unwrap()).unwrap().to_string();
         assert_eq!(at("https://h/"), "https://h/oauth/token");
         assert_eq!(at("https://h/api/?x=1"), "https://h/api/oauth/token");
-    }
-
-    #[test]
-    fn media_types_are_compared_without_parameters() {
-        assert_eq!(
-            media_type("application/hal+json; profile=\"https://x/alps/v1\";charset=UTF-8"),
-            "application/hal+json"
-        );
-        assert_eq!(media_type("Application/JSON"), "application/json");
     }
 }

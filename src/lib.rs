@@ -5,6 +5,7 @@ pub mod auth;
 pub mod client;
 pub mod error;
 pub mod hal;
+pub mod media;
 pub mod rels;
 pub mod runtime;
 pub mod sandbox;

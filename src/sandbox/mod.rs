@@ -11,7 +11,6 @@ pub mod demo;
 mod entry;
 pub mod faults;
 pub mod journal;
-pub mod media;
 mod oauth;
 pub mod protocol;
 pub mod store;

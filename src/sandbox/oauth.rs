@@ -14,7 +14,8 @@ use serde_json::json;
 use super::journal::{lock, Entry};
 use super::protocol::{no_store, oauth_error, respond};
 use super::tokens::Scope;
-use super::{media, Site};
+use super::Site;
+use crate::media;
 
 pub fn token(site: &Site, method: &Method, entry: &Entry) -> Response<Body> {
     if method != Method::POST {

@@ -35,7 +35,8 @@ use super::faults::Outcome;
 use super::journal::{lock, Entry};
 use super::store::{HandlerRequest, Lookup, Reply, Target};
 use super::tokens::{Refusal, Scope};
-use super::{media, oauth, Site, TOKEN_PATH};
+use super::{oauth, Site, TOKEN_PATH};
+use crate::media;
 
 /// Request bodies above this are refused (413).
 const MAX_BODY: usize = 8 * 1024 * 1024;
