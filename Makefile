@@ -38,8 +38,8 @@ fmt: $(PY) ## format Rust and Python sources
 	$(VENV)/bin/ruff format python tests
 	$(VENV)/bin/ruff check --fix python tests
 
-bench: $(STAMP) ## the benchmarks of benches/ (results in BENCHMARKS.md)
-	$(PY) benches/run.py
+bench: $(STAMP) ## the benchmarks of benches/ (so far: sandbox requests/s with wrk)
+	bash benches/sandbox_wrk.sh 5s $(PY)
 
 demo: $(STAMP) ## walk the onboarding flow against the embedded sandbox
 	$(PY) -m recurring_payments demo
