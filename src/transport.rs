@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::Method;
 
 use crate::error::{Error, HttpFailure, Result};
@@ -335,11 +335,6 @@ fn classify(error: &reqwest::Error, method: &str, url: &str) -> Error {
 pub fn header_value(value: &str) -> Result<HeaderValue> {
     HeaderValue::from_str(value)
         .map_err(|_| Error::Configuration("header value contains invalid characters".into()))
-}
-
-pub fn header_name(name: &str) -> Result<HeaderName> {
-    HeaderName::from_bytes(name.as_bytes())
-        .map_err(|_| Error::Configuration(format!("invalid header name {name:?}")))
 }
 
 #[cfg(test)]

@@ -157,11 +157,6 @@ impl NativeClient {
         Ok(self.core.resolve(reference)?.to_string())
     }
 
-    /// Whether the URL has the origin of base_url (only there is the token sent).
-    fn is_api_origin(&self, url: &str) -> PyResult<bool> {
-        Ok(self.core.is_api_origin(&self.core.resolve(url)?))
-    }
-
     #[getter]
     fn token(&self) -> Option<PyToken> {
         self.core.token().map(|inner| PyToken { inner })
