@@ -137,7 +137,12 @@ class _ClientBase:
         return self._live().resolve(href)
 
     def _expand(
-        self, href: str, variables: Mapping[str, Any], templated: bool | None = None, rel: str = ""
+        self,
+        href: str,
+        variables: Mapping[str, Any],
+        templated: bool | None = None,
+        rel: str = "",
+        declared: list[str] | None = None,
     ) -> str:
         if templated is None:
             templated = "{" in href
@@ -145,7 +150,8 @@ class _ClientBase:
             if variables:
                 raise TypeError(f"{rel or href!r} is not a template; it takes no variables")
             return self._resolve(href)
-        declared = _core.template_variables(href)
+        if declared is None:  # a Link passes the list it has parsed once
+            declared = _core.template_variables(href)
         unknown = [name for name in variables if name not in declared]
         if unknown:
             raise TypeError(

@@ -132,16 +132,21 @@ class _LinkBase:
     @property
     def variables(self) -> list[str]:
         """The names of the template's variables (empty for a plain link)."""
+        return list(self._declared())
+
+    def _declared(self) -> list[str]:
+        # Parsed once per link; expand() checks every call's variables against it.
         if self._variables is None:
             self._variables = _core.template_variables(self.href) if self.templated else []
-        return list(self._variables)
+        return self._variables
 
     def expand(self, **variables: Any) -> str:
         """The absolute URL of this link with ``variables`` filled in (RFC 6570).
 
         A variable the template does not declare raises ``TypeError``.
         """
-        return self._client._expand(self.href, variables, self.templated, self.rel)
+        declared = self._declared()
+        return self._client._expand(self.href, variables, self.templated, self.rel, declared)
 
     def _warn_if_deprecated(self) -> None:
         if self.deprecation is not None:
