@@ -88,7 +88,7 @@ impl Client {
         ))?;
         let basic = header_value(&config.credentials.basic_authorization())
             .map_err(|_| Error::Configuration("credentials contain invalid characters".into()))?;
-        let token_url = token_endpoint(&base)?;
+        let token_url = token_endpoint(&base);
         let transport = Transport::new(TransportConfig {
             timeout,
             connect_timeout,
@@ -222,13 +222,13 @@ impl Client {
 }
 
 /// `{base_url}/oauth/token`, keeping any path prefix of the base URL.
-fn token_endpoint(base: &Url) -> Result<Url> {
+fn token_endpoint(base: &Url) -> Url {
     let mut url = base.clone();
     let path = format!("{}/oauth/token", base.path().trim_end_matches('/'));
     url.set_path(&path);
     url.set_query(None);
     url.set_fragment(None);
-    Ok(url)
+    url
 }
 
 /// Plain http only to loopback hosts, unless `allow_http`.
@@ -314,7 +314,7 @@ mod tests {
 
     #[test]
     fn token_endpoint_keeps_the_path_prefix() {
-        let at = |b: &str| token_endpoint(&Url::parse(b).unwrap()).unwrap().to_string();
+        let at = |b: &str| token_endpoint(&Url::parse(b).unwrap()).to_string();
         assert_eq!(at("https://h/"), "https://h/oauth/token");
         assert_eq!(at("https://h/api/?x=1"), "https://h/api/oauth/token");
     }
