@@ -1,6 +1,7 @@
 """Command line: ``python -m recurring_payments <command>`` (also ``recurring-payments``).
 
-Commands: ``demo`` walks the onboarding flow; ``serve`` runs the sandbox in the foreground.
+Commands: ``demo`` walks the onboarding flow; ``serve`` runs the sandbox in the foreground;
+``get`` follows relations and prints a resource.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import TextIO
 
-from . import __version__, _demo
+from . import __version__, _demo, _get
 
 ENV_PREFIX = "RECURRING_PAYMENTS_"
 
@@ -30,6 +31,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     _demo.add_parser(commands)
     _add_serve(commands)
+    _get.add_parser(commands)
     return parser
 
 
