@@ -71,8 +71,8 @@ def test_a_relation_chain_with_template_variables(demo: FakeServer, env: dict[st
     assert lines[0] == f"GET {base}/mandates?creditorReference=democreditor&size=5"
     assert lines[1] == "HTTP 200 OK"
     assert "  mandates  5 items" in lines
-    assert any(line.split()[:2] == ["next", "/mandates?creditorReference=democreditor&page=1&size=5"]
-               for line in lines)  # fmt: skip
+    following = "/mandates?creditorReference=democreditor&page=1&size=5"
+    assert any(line.split()[:2] == ["next", following] for line in lines)
     assert [(r.method, r.path, r.query) for r in demo.requests if r.path != "/oauth/token"] == [
         ("GET", "/", {}),
         ("GET", "/creditors", {"reference": "democreditor"}),
