@@ -29,14 +29,14 @@ test-python: $(STAMP) ## pytest over tests/ (the public API through the sandbox 
 lint: $(STAMP) ## rustfmt, clippy -D warnings, ruff (lint + format), mypy --strict
 	cargo fmt --check
 	cargo clippy --quiet --all-features --all-targets -- -D warnings
-	$(VENV)/bin/ruff check python tests
-	$(VENV)/bin/ruff format --check python tests
+	$(VENV)/bin/ruff check python tests examples
+	$(VENV)/bin/ruff format --check python tests examples
 	$(VENV)/bin/mypy
 
 fmt: $(PY) ## format Rust and Python sources
 	cargo fmt
-	$(VENV)/bin/ruff format python tests
-	$(VENV)/bin/ruff check --fix python tests
+	$(VENV)/bin/ruff format python tests examples
+	$(VENV)/bin/ruff check --fix python tests examples
 
 bench: $(STAMP) ## the benchmarks of benches/ (so far: sandbox requests/s with wrk)
 	bash benches/sandbox_wrk.sh 5s $(PY)

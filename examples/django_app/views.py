@@ -1,0 +1,110 @@
+"""Django views: start a customer's onboarding, and show an order's state.
+
+One ``rp.Client`` per process, created on first use and shared by every thread of the worker
+(the client is thread-safe and keeps the token and the connection pool for all requests).
+Under gunicorn with or without ``--preload``, each forked worker gets its own I/O runtime and
+pool: the client is fork-safe, so creating it at import time would work too, but lazily is
+cheaper for workers that never call the API.
+
+Settings: ``RECURRING_PAYMENTS = {"BASE_URL": ..., "PROFILE": ..., "APP_NAME": ...,
+"APP_SECRET": ...}`` in ``settings.py``, or, when absent, the ``RECURRING_PAYMENTS_*``
+environment variables that ``rp.Client.from_env()`` reads.
+
+urls.py::
+
+    path("onboarding/", views.start, name="onboarding-start"),
+    path("orders/<str:order_id>/", views.order, name="order"),
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.views.decorators.http import require_GET, require_POST
+from onboarding import Customer, http_error_for, order_state, start_onboarding
+
+import recurring_payments as rp
+
+logger = logging.getLogger(__name__)
+
+_client: rp.Client | None = None
+_client_lock = threading.Lock()
+
+
+def get_client() -> rp.Client:
+    """The process's shared client, created on first use."""
+    global _client
+    if _client is None:
+        with _client_lock:  # two threads of a fresh worker must not build two clients
+            if _client is None:
+                _client = _build_client()
+    return _client
+
+
+def _build_client() -> rp.Client:
+    conf: dict[str, str] | None = getattr(settings, "RECURRING_PAYMENTS", None)
+    if conf is None:
+        return rp.Client.from_env()
+    return rp.Client(
+        conf["BASE_URL"],
+        credentials=rp.AppCredentials(conf["APP_NAME"], conf["APP_SECRET"]),
+        profile=conf["PROFILE"],
+        rel_namespace=conf.get("REL_NAMESPACE"),
+    )
+
+
+def close_client() -> None:
+    """Forget the shared client (tests, or settings that changed)."""
+    global _client
+    with _client_lock:
+        if _client is not None:
+            _client.close()
+        _client = None
+
+
+View = Callable[..., HttpResponse]
+
+
+def api_errors_as_responses(view: View) -> View:
+    """Answer the customer with a plain status when the API call fails; log the detail."""
+
+    @functools.wraps(view)
+    def wrapper(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except rp.Error as exc:
+            status, message = http_error_for(exc)
+            logger.warning("payments API call failed: %s", exc)
+            return HttpResponse(message, status=status, content_type="text/plain")
+
+    return wrapper
+
+
+@require_POST
+@api_errors_as_responses
+def start(request: HttpRequest) -> HttpResponse:
+    """POST the customer's details; redirects their browser to the checkout page."""
+    try:
+        customer = Customer(
+            reference=request.POST["reference"],
+            email=request.POST["email"],
+            given_name=request.POST["given_name"],
+            family_name=request.POST["family_name"],
+        )
+    except KeyError as missing:
+        return HttpResponse(f"missing field {missing}", status=400, content_type="text/plain")
+    onboarding = start_onboarding(get_client(), customer)
+    return HttpResponseRedirect(onboarding.approval_url)
+
+
+@require_GET
+@api_errors_as_responses
+def order(request: HttpRequest, order_id: str) -> HttpResponse:
+    """The order's state as JSON."""
+    return JsonResponse({"id": order_id, "state": order_state(get_client(), order_id)})
