@@ -194,3 +194,12 @@ def test_another_prefix_and_help(demo: FakeServer) -> None:
     assert helped.returncode == 0
     assert "name=value" in helped.stdout and "exit status" in helped.stdout
     assert max(len(line) for line in helped.stdout.splitlines()) <= 80
+
+
+def test_an_unreachable_server_is_one_line() -> None:
+    with FakeServer() as server:
+        env = environment(server)
+    done = get(env, "get-creditors")  # the server has stopped: connection refused
+    assert done.returncode == 1
+    assert_clean_failure(done, server.credentials.app_secret)
+    assert "TransportError: POST " in done.stderr and "/oauth/token" in done.stderr

@@ -234,7 +234,7 @@ def run(args: argparse.Namespace, out: TextIO | None = None, err: TextIO | None 
     try:
         client = Client.from_env(prefix=args.env_prefix)
     except ConfigurationError as exc:
-        print(f"{prog}: configuration: {exc}", file=err)
+        print(f"{prog}: configuration: {exc} (see {prog} --help)", file=err)
         return USAGE_ERROR
     try:
         with client:
