@@ -168,6 +168,18 @@ def test_closed_client_refuses_requests(server: FakeServer) -> None:
         client.get("/")
 
 
+def test_resources_stay_readable_after_close(server: FakeServer) -> None:
+    server.add_resource("/things/1", {"id": 1, "_links": {"self": {"href": "/things/1"}}})
+    client = server.client()
+    thing = client.get("/things/1")
+    client.close()
+    assert thing.url == server.base_url + "/things/1"
+    assert "/things/1" in repr(thing) and "/things/1" in thing._repr_html_()
+    assert thing.to_dict()["id"] == 1
+    with pytest.raises(RuntimeError, match="closed"):
+        thing.fetch()
+
+
 def test_credentials_are_masked() -> None:
     app = rp.AppCredentials("shop-app", "s3cr3t")
     admin = rp.AdminCredentials("democreditor", "boss", "pa55")

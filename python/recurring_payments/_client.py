@@ -8,6 +8,7 @@ import platform
 import threading
 from collections.abc import Mapping
 from typing import Any, TypeVar
+from urllib.parse import urljoin
 
 from . import _core
 from ._credentials import AdminCredentials, AppCredentials
@@ -134,7 +135,12 @@ class _ClientBase:
         return native
 
     def _resolve(self, href: str) -> str:
-        return self._live().resolve(href)
+        native = self._native
+        if native is None:
+            # Resources outlive their client (a notebook cell showing an old result): resolve
+            # against the base URL alone, without bringing the closed client back.
+            return urljoin(self._base_url, href)
+        return native.resolve(href)
 
     def _expand(
         self,
