@@ -3,6 +3,17 @@
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, final
 
+__all__ = [
+    "NativeClient",
+    "RelIndex",
+    "SandboxRequest",
+    "SandboxServer",
+    "Token",
+    "__version__",
+    "expand_uri_template",
+    "template_variables",
+]
+
 __version__: str
 
 def expand_uri_template(template: str, variables: Mapping[str, Any]) -> str:
@@ -11,6 +22,7 @@ def expand_uri_template(template: str, variables: Mapping[str, Any]) -> str:
 def template_variables(template: str) -> list[str]:
     """The variable names a template declares, in order of first appearance."""
 
+@final
 class Token:
     """An access token. Its ``repr()`` never shows the token itself."""
 
@@ -30,11 +42,12 @@ class Token:
     def expires_in(self) -> float:
         """Seconds of validity left."""
 
+@final
 class NativeClient:
     """The Rust client behind ``recurring_payments.Client`` (internal)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         base_url: str,
         *,
         credentials: Any,
@@ -48,7 +61,7 @@ class NativeClient:
         verify: Any,
         user_agent: str,
         logger: Any,
-    ) -> None: ...
+    ) -> NativeClient: ...
     @property
     def token(self) -> Token | None: ...
     def authenticate(self) -> Token: ...
@@ -83,7 +96,7 @@ class RelIndex:
     def __new__(
         cls,
         rels: Sequence[str],
-        curies: Sequence[tuple[str, str]] = ...,
+        curies: Sequence[tuple[str, str]] = (),
         namespace: str | None = None,
     ) -> RelIndex:
         """Index ``rels`` (duplicates are ignored).

@@ -38,11 +38,12 @@ fn count(value: i64) -> PyResult<u32> {
 #[pymethods]
 impl SandboxServer {
     #[new]
-    #[pyo3(signature = (token_ttl=960.0, demo=false, host="127.0.0.1".to_owned(), port=0, journal_limit=100_000))]
+    // `host: &str` with a literal default, so the runtime signature shows "127.0.0.1".
+    #[pyo3(signature = (token_ttl=960.0, demo=false, host="127.0.0.1", port=0, journal_limit=100_000))]
     fn new(
         token_ttl: f64,
         demo: bool,
-        host: String,
+        host: &str,
         port: u16,
         journal_limit: usize,
     ) -> PyResult<Self> {
@@ -51,7 +52,7 @@ impl SandboxServer {
             return Err(PyValueError::new_err("token_ttl must be > 0"));
         }
         let config = Config {
-            host,
+            host: host.to_owned(),
             port,
             token_ttl: ttl,
             demo,
