@@ -11,7 +11,7 @@ from typing import Any
 
 from . import _core
 from ._async_resource import AsyncLink, AsyncResource
-from ._client import _ClientBase
+from ._client import _PROBES, _ClientBase
 from ._resource import Headers
 from .errors import LinkNotFoundError
 
@@ -84,8 +84,10 @@ class AsyncClient(_ClientBase):
         await self.aclose()
 
     def __getattr__(self, name: str) -> _EntryRelation:
-        # Relations of the entry point; private and dunder names are never relations.
-        if name.startswith("_"):
+        # Relations of the entry point; private and dunder names are never relations, nor the
+        # names introspection tools probe and call (IPython's `obj.getdoc()`): answering those
+        # with a relation would create a coroutine nobody awaits.
+        if name.startswith("_") or name in _PROBES:
             raise AttributeError(name)
         if self._root is not None:
             _entry_link(self._root, name)  # known already: a wrong name fails here, not later

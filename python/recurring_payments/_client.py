@@ -19,6 +19,10 @@ logger = logging.getLogger("recurring_payments")
 Credentials = AppCredentials | AdminCredentials
 _DEFAULT_SIZE = 32 * 2**20
 _C = TypeVar("_C", bound="_ClientBase")
+# Names that tools look up on any object, and may call: IPython's help (`client?`) calls
+# `obj.getdoc()`, older IPython completers `obj.trait_names()`, pytest's doctest probes for
+# mocks. No relation of the API is named like them; answering would fetch the entry point.
+_PROBES = frozenset({"getdoc", "trait_names", "pytest_mock_example_attribute_that_shouldnt_exist"})
 
 
 def _user_agent(extra: str | None) -> str:
@@ -237,7 +241,7 @@ class Client(_ClientBase):
 
     def __getattr__(self, name: str) -> Link:
         # Relations of the entry point; private and dunder names are never relations.
-        if name.startswith("_"):
+        if name.startswith("_") or name in _PROBES:
             raise AttributeError(name)
         link = getattr(self.root(), name)
         if not isinstance(link, Link):

@@ -20,6 +20,8 @@ V = TypeVar("V")
 L = TypeVar("L", bound="_LinkBase")
 _HAL_KEYS = ("_links", "_embedded")
 _LINK_FIELDS = ("title", "name", "type", "profile", "deprecation", "hreflang")
+# Masked in repr(): a response could set a session cookie.
+_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
 
 
 class Headers(Mapping[str, str]):
@@ -53,7 +55,8 @@ class Headers(Mapping[str, str]):
         return len(self._items)
 
     def __repr__(self) -> str:
-        return f"Headers({self._items!r})"
+        shown = {k: "***" if k in _SECRET_HEADERS else v for k, v in self._items.items()}
+        return f"Headers({shown!r})"
 
 
 class RelationMap(Mapping[str, V]):
@@ -90,6 +93,10 @@ class RelationMap(Mapping[str, V]):
 
     def __repr__(self) -> str:
         return f"{{{', '.join(repr(k) for k in self._items)}}}"
+
+    def _ipython_key_completions_(self) -> list[str]:
+        # `res.links["<tab>`: each relation by its short name ("get-mandates").
+        return [self._index.short_name(rel) or rel for rel in self._items]
 
 
 class _LinkBase:
@@ -391,6 +398,9 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(repr(self))
 
+    def _ipython_key_completions_(self) -> list[str]:
+        return list(self)  # `res["<tab>`: the state's keys
+
     def _repr_html_(self) -> str:
         esc = html.escape
         rows = "".join(
@@ -406,7 +416,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
                     f"<td>{esc(link.href)}</td><td>{esc(variables)}</td></tr>"
                 )
         embedded_rows = "".join(
-            f"<tr><td><code>{esc(rel)}</code></td>"
+            f"<tr><td><code>{esc(self._client._short_name(rel))}</code></td>"
             f"<td>{len(v) if isinstance(v, list) else 1}</td></tr>"
             for rel, v in (self._doc.get("_embedded") or {}).items()
         )
