@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import dataclasses
 import inspect
 import json
 import secrets
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _core
 from ._core import SandboxRequest
+from ._credentials import AppCredentials
 
 if TYPE_CHECKING:
     from ._async_client import AsyncClient
@@ -48,28 +48,6 @@ HandlerResult = (
     Mapping[str, Any] | list[Any] | None | tuple[int, Any] | tuple[int, Any, Mapping[str, str]]
 )
 Handler = Callable[[SandboxRequest], HandlerResult | Awaitable[HandlerResult]]
-
-
-@dataclasses.dataclass(frozen=True)
-class _SandboxAppCredentials:
-    """App credentials (scope ``api``); stands in until ``recurring_payments.AppCredentials``
-    exists. The secret is masked in ``repr()`` and ``str()``."""
-
-    app_name: str
-    app_secret: str = dataclasses.field(repr=False)
-
-    def __repr__(self) -> str:
-        return f"AppCredentials(app_name={self.app_name!r}, app_secret='***')"
-
-    __str__ = __repr__
-
-
-def _app_credentials(app_name: str, app_secret: str) -> Any:
-    """The library's ``AppCredentials`` when it exists, else the stand-in above."""
-    import recurring_payments
-
-    cls = getattr(recurring_payments, "AppCredentials", _SandboxAppCredentials)
-    return cls(app_name, app_secret)
 
 
 async def _completed(awaitable: Awaitable[HandlerResult]) -> HandlerResult:
@@ -112,7 +90,7 @@ class FakeServer:
         self._native = _core.SandboxServer(token_ttl, demo, host, port, journal_limit)
         self.demo = demo
         self.token_ttl = token_ttl
-        self._credentials = _app_credentials("sandbox-app", secrets.token_urlsafe(18))
+        self._credentials = AppCredentials("sandbox-app", secrets.token_urlsafe(18))
         self._native.add_app(self._credentials.app_name, self._credentials.app_secret)
 
     # -- life cycle ---------------------------------------------------------------------------
@@ -162,7 +140,7 @@ class FakeServer:
         return self._urls()[2]
 
     @property
-    def credentials(self) -> Any:
+    def credentials(self) -> AppCredentials:
         """The app registered at creation (scope ``api``): ``.app_name``, ``.app_secret``."""
         return self._credentials
 
