@@ -20,13 +20,19 @@ class AsyncClient(_ClientBase):
     """An asyncio client of the API: the constructor and :meth:`from_env` of :class:`Client`;
     requests are coroutines. One client may serve every task (and loop) of a process.
 
-    >>> client = AsyncClient(base_url, credentials=AppCredentials("shop-app", "s3cr3t"),
-    ...                      profile="https://api.example.com/alps/v1")      # doctest: +SKIP
-    >>> async with client:                                                    # doctest: +SKIP
-    ...     creditor = await client.get_creditors(reference="democreditor")
-    ...     order = await client.create_orders.post({"reference": "o-1", "started": True})
-    ...     async for page in (await creditor.get_mandates(size=50)).pages():
-    ...         print([m["reference"] for m in page.embedded["mandates"]])
+    >>> async def main():
+    ...     async with rp.AsyncClient(server.base_url, credentials=server.credentials,
+    ...                               profile=server.profile) as client:
+    ...         creditor = await client.get_creditors(reference="democreditor")
+    ...         order = await client.create_orders.post({"reference": "o-1", "started": True})
+    ...         async for page in (await creditor.get_mandates(size=50)).pages():
+    ...             print(len(page.embedded["mandates"]), "mandates")
+    ...         return order.status
+    >>> asyncio.run(main())
+    50 mandates
+    50 mandates
+    20 mandates
+    201
 
     Every relation of the entry point is an attribute (``client.create_orders``) whose call,
     ``.get``, ``.post`` and ``.patch`` are awaitable; the entry point is fetched once, on first
@@ -40,13 +46,21 @@ class AsyncClient(_ClientBase):
         self._root_fetch: _SharedFetch | None = None
 
     async def authenticate(self) -> _core.Token:
-        """Fetch a token now (validates the credentials at start-up)."""
+        """Fetch a token now (validates the credentials at start-up).
+
+        >>> asyncio.run(aclient.authenticate()).scope
+        'api'
+        """
         return await self._live().authenticate_async()
 
     async def root(self, refresh: bool = False) -> AsyncResource:
         """The entry point (GET ``/``), cached per client; ``refresh=True`` fetches it again.
 
         Tasks asking for it at once share one request.
+
+        >>> root = asyncio.run(aclient.root())
+        >>> root.url == server.base_url + "/", asyncio.run(aclient.root()) is root
+        (True, True)
         """
         root = self._root
         if root is not None and not refresh:
@@ -61,20 +75,41 @@ class AsyncClient(_ClientBase):
         return await shared.join()
 
     async def get(self, url: str, **variables: Any) -> AsyncResource:
-        """GET ``url`` (absolute, relative to ``base_url``, or an RFC 6570 template)."""
+        """GET ``url`` (absolute, relative to ``base_url``, or an RFC 6570 template).
+
+        >>> asyncio.run(aclient.get("/creditors/{reference}", reference="democreditor"))["name"]
+        'Demo Creditor SAS'
+        """
         return await self._send("GET", self._expand(url, variables), None)
 
     async def post(self, url: str, body: Any, /, **variables: Any) -> AsyncResource:
-        """POST ``body`` as JSON. Never retried (but for the one replay after a 401)."""
+        """POST ``body`` as JSON. Never retried (but for the one replay after a 401).
+
+        >>> order = asyncio.run(aclient.post("/orders", {"reference": "o-1", "started": True}))
+        >>> order.status, order["state"]
+        (201, 'open.running')
+        """
         return await self._send("POST", self._expand(url, variables), body)
 
     async def patch(self, url: str, body: Any, /, **variables: Any) -> AsyncResource:
-        """PATCH with a JSON merge patch (``application/merge-patch+json``)."""
+        """PATCH with a JSON merge patch (``application/merge-patch+json``).
+
+        >>> order = asyncio.run(aclient.post("/orders", {"reference": "o-1"}))
+        >>> asyncio.run(aclient.patch(order.url, {"started": True}))["started"]
+        True
+        """
         return await self._send("PATCH", self._expand(url, variables), body)
 
     async def aclose(self) -> None:
         """Forget the token and the cached entry point; later requests raise RuntimeError.
-        Requests already under way finish."""
+        Requests already under way finish.
+
+        >>> asyncio.run(aclient.aclose())
+        >>> asyncio.run(aclient.root())
+        Traceback (most recent call last):
+        ...
+        RuntimeError: this client is closed
+        """
         self._close()
 
     async def __aenter__(self) -> AsyncClient:
