@@ -15,10 +15,16 @@ import pytest
 
 import recurring_payments as rp
 from recurring_payments import testing
+from recurring_payments._async_client import _EntryRelation
 from recurring_payments.testing import FakeServer
 
 # Members of these (and of their bases defined in the package) are public API too.
-EXTRA = {"FakeServer": testing.FakeServer, "SandboxRequest": testing.SandboxRequest}
+EXTRA = {
+    "FakeServer": testing.FakeServer,
+    "SandboxRequest": testing.SandboxRequest,
+    # What `AsyncClient.<relation>` gives before the entry point is fetched.
+    "AsyncClient relation": _EntryRelation,
+}
 DOCUMENTED_KINDS = (property, classmethod, staticmethod)
 
 

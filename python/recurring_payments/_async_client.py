@@ -151,7 +151,13 @@ class _EntryRelation:
     """A relation of the entry point of an :class:`AsyncClient` (``client.create_orders``),
     usable before the entry point is fetched: ``await client.get_creditors(reference="x")``.
     Its call, ``get``, ``post`` and ``patch`` fetch the entry point first if needed;
-    ``await rel.link()`` gives the :class:`AsyncLink` itself."""
+    ``await rel.link()`` gives the :class:`AsyncLink` itself.
+
+    >>> aclient.get_creditors
+    <relation 'get_creditors' of the entry point of http://127.0.0.1:...>
+    >>> asyncio.run(aclient.get_creditors(reference="democreditor"))["name"]
+    'Demo Creditor SAS'
+    """
 
     __slots__ = ("_client", "_name")
 
@@ -160,7 +166,11 @@ class _EntryRelation:
         self._name = name
 
     async def link(self) -> AsyncLink:
-        """The :class:`AsyncLink` of the entry point (fetched once per client)."""
+        """The :class:`AsyncLink` of the entry point (fetched once per client).
+
+        >>> asyncio.run(aclient.get_creditors.link()).variables
+        ['reference']
+        """
         return _entry_link(await self._client.root(), self._name)
 
     def __call__(self, **variables: Any) -> Coroutine[Any, Any, AsyncResource]:
@@ -168,15 +178,29 @@ class _EntryRelation:
         return self.get(**variables)
 
     async def get(self, **variables: Any) -> AsyncResource:
-        """GET the link and return the resource."""
+        """GET the link and return the resource.
+
+        >>> asyncio.run(aclient.get_creditors.get(reference="democreditor"))["name"]
+        'Demo Creditor SAS'
+        """
         return await (await self.link()).get(**variables)
 
     async def post(self, body: Any = None, /, **variables: Any) -> AsyncResource:
-        """POST ``body`` as JSON to the link (never retried; see the README)."""
+        """POST ``body`` as JSON to the link (never retried; see the README).
+
+        >>> asyncio.run(aclient.create_orders.post({"reference": "o-1"})).status
+        201
+        """
         return await (await self.link()).post(body, **variables)
 
     async def patch(self, body: Any, /, **variables: Any) -> AsyncResource:
-        """PATCH the link with a JSON merge patch (RFC 7396)."""
+        """PATCH the link with a JSON merge patch (RFC 7396).
+
+        >>> server.add_link("get-order", "/orders/{id}", templated=True)
+        >>> order = asyncio.run(aclient.create_orders.post({"reference": "o-1"}))
+        >>> asyncio.run(aclient.get_order.patch({"started": True}, id=order["id"]))["started"]
+        True
+        """
         return await (await self.link()).patch(body, **variables)
 
     def __repr__(self) -> str:
