@@ -40,7 +40,7 @@ def test_credentials_and_construction(rp_server: FakeServer) -> None:
         token_leeway=10.0,
         max_response_size=2**20,
         allow_http=False,
-        verify="/etc/ssl/certs/ca-certificates.crt",
+        verify=True,  # or False, or a CA bundle path (str or os.PathLike)
         user_agent="shop/1.0",
     ) as client:
         assert_type(client, rp.Client)
