@@ -26,12 +26,13 @@ test-rust: ## the Rust core's unit tests (no Python needed)
 test-python: $(STAMP) ## pytest over tests/ (the public API through the sandbox server)
 	$(PY) -m pytest -q
 
-lint: $(STAMP) ## rustfmt, clippy -D warnings, ruff (lint + format), mypy --strict
+lint: $(STAMP) ## rustfmt, clippy -D warnings, ruff (lint + format), mypy --strict, stubtest
 	cargo fmt --check
 	cargo clippy --quiet --all-features --all-targets -- -D warnings
 	$(VENV)/bin/ruff check python tests examples
 	$(VENV)/bin/ruff format --check python tests examples
 	$(VENV)/bin/mypy
+	$(PY) -m mypy.stubtest --allowlist stubtest-allowlist.txt recurring_payments
 
 fmt: $(PY) ## format Rust and Python sources
 	cargo fmt

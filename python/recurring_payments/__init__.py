@@ -1,4 +1,15 @@
-"""A client for the hypermedia (HAL+JSON) recurring-payments API, with a Rust core."""
+"""A client for the hypermedia (HAL+JSON) recurring-payments API, with a Rust core.
+
+>>> import recurring_payments as rp
+>>> client = rp.Client(server.base_url, credentials=server.credentials, profile=server.profile)
+>>> client.get_creditors(reference="democreditor")["name"]
+'Demo Creditor SAS'
+
+The examples in the docstrings (``help(rp.Client.get)``) are tested: they run against the
+sandbox with demo data, ``server = FakeServer(demo=True).start()`` (see
+:mod:`recurring_payments.testing`), with ``client = server.client()`` (a :class:`Client`) and
+``aclient = server.async_client()`` (an :class:`AsyncClient`).
+"""
 
 from __future__ import annotations
 
@@ -58,11 +69,14 @@ __all__ = [
 
 
 def expand_uri_template(template: str, variables: Mapping[str, Any]) -> str:
-    """Expand an RFC 6570 URI template (levels 1-4).
+    """Expand an RFC 6570 URI template (levels 1-4), the engine links use.
 
     Values may be ``str``, ``int``, ``float``, ``bool``, lists and dicts; ``None`` is undefined.
+    A malformed template raises :class:`TemplateError`.
 
-    >>> expand_uri_template("/orders{?reference,size}", {"reference": "o 1", "size": 50})
+    >>> rp.expand_uri_template("/orders{?reference,size}", {"reference": "o 1", "size": 50})
     '/orders?reference=o%201&size=50'
+    >>> rp.expand_uri_template("/mandates{/ids*}{?q*}", {"ids": [1, 2], "q": {"page": 0}})
+    '/mandates/1/2?page=0'
     """
     return _core.expand_uri_template(template, variables)

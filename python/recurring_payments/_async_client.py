@@ -11,7 +11,7 @@ from typing import Any
 
 from . import _core
 from ._async_resource import AsyncLink, AsyncResource
-from ._client import _ClientBase
+from ._client import _PROBES, _ClientBase
 from ._resource import Headers
 from .errors import LinkNotFoundError
 
@@ -20,13 +20,19 @@ class AsyncClient(_ClientBase):
     """An asyncio client of the API: the constructor and :meth:`from_env` of :class:`Client`;
     requests are coroutines. One client may serve every task (and loop) of a process.
 
-    >>> client = AsyncClient(base_url, credentials=AppCredentials("shop-app", "s3cr3t"),
-    ...                      profile="https://api.example.com/alps/v1")      # doctest: +SKIP
-    >>> async with client:                                                    # doctest: +SKIP
-    ...     creditor = await client.get_creditors(reference="democreditor")
-    ...     order = await client.create_orders.post({"reference": "o-1", "started": True})
-    ...     async for page in (await creditor.get_mandates(size=50)).pages():
-    ...         print([m["reference"] for m in page.embedded["mandates"]])
+    >>> async def main():
+    ...     async with rp.AsyncClient(server.base_url, credentials=server.credentials,
+    ...                               profile=server.profile) as client:
+    ...         creditor = await client.get_creditors(reference="democreditor")
+    ...         order = await client.create_orders.post({"reference": "o-1", "started": True})
+    ...         async for page in (await creditor.get_mandates(size=50)).pages():
+    ...             print(len(page.embedded["mandates"]), "mandates")
+    ...         return order.status
+    >>> asyncio.run(main())
+    50 mandates
+    50 mandates
+    20 mandates
+    201
 
     Every relation of the entry point is an attribute (``client.create_orders``) whose call,
     ``.get``, ``.post`` and ``.patch`` are awaitable; the entry point is fetched once, on first
@@ -40,13 +46,21 @@ class AsyncClient(_ClientBase):
         self._root_fetch: _SharedFetch | None = None
 
     async def authenticate(self) -> _core.Token:
-        """Fetch a token now (validates the credentials at start-up)."""
+        """Fetch a token now (validates the credentials at start-up).
+
+        >>> asyncio.run(aclient.authenticate()).scope
+        'api'
+        """
         return await self._live().authenticate_async()
 
     async def root(self, refresh: bool = False) -> AsyncResource:
         """The entry point (GET ``/``), cached per client; ``refresh=True`` fetches it again.
 
         Tasks asking for it at once share one request.
+
+        >>> root = asyncio.run(aclient.root())
+        >>> root.url == server.base_url + "/", asyncio.run(aclient.root()) is root
+        (True, True)
         """
         root = self._root
         if root is not None and not refresh:
@@ -61,20 +75,41 @@ class AsyncClient(_ClientBase):
         return await shared.join()
 
     async def get(self, url: str, **variables: Any) -> AsyncResource:
-        """GET ``url`` (absolute, relative to ``base_url``, or an RFC 6570 template)."""
+        """GET ``url`` (absolute, relative to ``base_url``, or an RFC 6570 template).
+
+        >>> asyncio.run(aclient.get("/creditors/{reference}", reference="democreditor"))["name"]
+        'Demo Creditor SAS'
+        """
         return await self._send("GET", self._expand(url, variables), None)
 
     async def post(self, url: str, body: Any, /, **variables: Any) -> AsyncResource:
-        """POST ``body`` as JSON. Never retried (but for the one replay after a 401)."""
+        """POST ``body`` as JSON. Never retried (but for the one replay after a 401).
+
+        >>> order = asyncio.run(aclient.post("/orders", {"reference": "o-1", "started": True}))
+        >>> order.status, order["state"]
+        (201, 'open.running')
+        """
         return await self._send("POST", self._expand(url, variables), body)
 
     async def patch(self, url: str, body: Any, /, **variables: Any) -> AsyncResource:
-        """PATCH with a JSON merge patch (``application/merge-patch+json``)."""
+        """PATCH with a JSON merge patch (``application/merge-patch+json``).
+
+        >>> order = asyncio.run(aclient.post("/orders", {"reference": "o-1"}))
+        >>> asyncio.run(aclient.patch(order.url, {"started": True}))["started"]
+        True
+        """
         return await self._send("PATCH", self._expand(url, variables), body)
 
     async def aclose(self) -> None:
         """Forget the token and the cached entry point; later requests raise RuntimeError.
-        Requests already under way finish."""
+        Requests already under way finish.
+
+        >>> asyncio.run(aclient.aclose())
+        >>> asyncio.run(aclient.root())
+        Traceback (most recent call last):
+        ...
+        RuntimeError: this client is closed
+        """
         self._close()
 
     async def __aenter__(self) -> AsyncClient:
@@ -84,8 +119,10 @@ class AsyncClient(_ClientBase):
         await self.aclose()
 
     def __getattr__(self, name: str) -> _EntryRelation:
-        # Relations of the entry point; private and dunder names are never relations.
-        if name.startswith("_"):
+        # Relations of the entry point; private and dunder names are never relations, nor the
+        # names introspection tools probe and call (IPython's `obj.getdoc()`): answering those
+        # with a relation would create a coroutine nobody awaits.
+        if name.startswith("_") or name in _PROBES:
             raise AttributeError(name)
         if self._root is not None:
             _entry_link(self._root, name)  # known already: a wrong name fails here, not later
@@ -114,7 +151,13 @@ class _EntryRelation:
     """A relation of the entry point of an :class:`AsyncClient` (``client.create_orders``),
     usable before the entry point is fetched: ``await client.get_creditors(reference="x")``.
     Its call, ``get``, ``post`` and ``patch`` fetch the entry point first if needed;
-    ``await rel.link()`` gives the :class:`AsyncLink` itself."""
+    ``await rel.link()`` gives the :class:`AsyncLink` itself.
+
+    >>> aclient.get_creditors
+    <relation 'get_creditors' of the entry point of http://127.0.0.1:...>
+    >>> asyncio.run(aclient.get_creditors(reference="democreditor"))["name"]
+    'Demo Creditor SAS'
+    """
 
     __slots__ = ("_client", "_name")
 
@@ -123,7 +166,11 @@ class _EntryRelation:
         self._name = name
 
     async def link(self) -> AsyncLink:
-        """The :class:`AsyncLink` of the entry point (fetched once per client)."""
+        """The :class:`AsyncLink` of the entry point (fetched once per client).
+
+        >>> asyncio.run(aclient.get_creditors.link()).variables
+        ['reference']
+        """
         return _entry_link(await self._client.root(), self._name)
 
     def __call__(self, **variables: Any) -> Coroutine[Any, Any, AsyncResource]:
@@ -131,15 +178,29 @@ class _EntryRelation:
         return self.get(**variables)
 
     async def get(self, **variables: Any) -> AsyncResource:
-        """GET the link and return the resource."""
+        """GET the link and return the resource.
+
+        >>> asyncio.run(aclient.get_creditors.get(reference="democreditor"))["name"]
+        'Demo Creditor SAS'
+        """
         return await (await self.link()).get(**variables)
 
     async def post(self, body: Any = None, /, **variables: Any) -> AsyncResource:
-        """POST ``body`` as JSON to the link (never retried; see the README)."""
+        """POST ``body`` as JSON to the link (never retried; see the README).
+
+        >>> asyncio.run(aclient.create_orders.post({"reference": "o-1"})).status
+        201
+        """
         return await (await self.link()).post(body, **variables)
 
     async def patch(self, body: Any, /, **variables: Any) -> AsyncResource:
-        """PATCH the link with a JSON merge patch (RFC 7396)."""
+        """PATCH the link with a JSON merge patch (RFC 7396).
+
+        >>> server.add_link("get-order", "/orders/{id}", templated=True)
+        >>> order = asyncio.run(aclient.create_orders.post({"reference": "o-1"}))
+        >>> asyncio.run(aclient.get_order.patch({"started": True}, id=order["id"]))["started"]
+        True
+        """
         return await (await self.link()).patch(body, **variables)
 
     def __repr__(self) -> str:

@@ -19,10 +19,11 @@ class AsyncLink(_LinkBase):
     """One HAL link of an :class:`AsyncClient`. Await a call (or ``.get``) to GET it;
     ``.post``/``.patch`` send JSON. Same fields as :class:`Link`.
 
-    >>> link = creditor.get_mandates                              # doctest: +SKIP
-    >>> link.variables                                            # doctest: +SKIP
-    ['creditorReference', 'reference', 'rum', 'id', 'paymentScheme']
-    >>> page = await link(creditorReference="democreditor")       # doctest: +SKIP
+    >>> link = asyncio.run(aclient.get_creditors.link())
+    >>> link
+    <AsyncLink get-creditors http://127.0.0.1:.../creditors{?reference} (templated)>
+    >>> asyncio.run(link(reference="democreditor"))["name"]
+    'Demo Creditor SAS'
     """
 
     __slots__ = ()
@@ -33,18 +34,33 @@ class AsyncLink(_LinkBase):
         return self.get(**variables)
 
     async def get(self, **variables: Any) -> AsyncResource:
-        """GET this link and return the resource."""
+        """GET this link and return the resource.
+
+        >>> link = asyncio.run(aclient.get_creditors.link())
+        >>> asyncio.run(link.get(reference="democreditor"))["name"]
+        'Demo Creditor SAS'
+        """
         self._warn_if_deprecated()
         return await self._client._send("GET", self.expand(**variables), None)
 
     async def post(self, body: Any = None, /, **variables: Any) -> AsyncResource:
-        """POST ``body`` as JSON to this link (never retried; see the README)."""
+        """POST ``body`` as JSON to this link (never retried; see the README).
+
+        >>> link = asyncio.run(aclient.create_orders.link())
+        >>> asyncio.run(link.post({"reference": "o-1", "started": True})).status
+        201
+        """
         self._warn_if_deprecated()
         body = {} if body is None else body
         return await self._client._send("POST", self.expand(**variables), body)
 
     async def patch(self, body: Any, /, **variables: Any) -> AsyncResource:
-        """PATCH this link with a JSON merge patch (RFC 7396)."""
+        """PATCH this link with a JSON merge patch (RFC 7396).
+
+        >>> order = asyncio.run(aclient.create_orders.post({"reference": "o-1"}))
+        >>> asyncio.run(order.links["self"].patch({"started": True}))["started"]
+        True
+        """
         self._warn_if_deprecated()
         return await self._client._send("PATCH", self.expand(**variables), body)
 
@@ -55,11 +71,11 @@ class AsyncResource(_ResourceBase[AsyncLink]):
     The same members as :class:`Resource`; ``fetch`` and ``follow`` are coroutines, attributes
     name :class:`AsyncLink` relations and ``pages()`` is an async iterator.
 
-    >>> creditor = await client.get_creditors(reference="democreditor")  # doctest: +SKIP
-    >>> creditor["reference"], creditor.url                              # doctest: +SKIP
-    ('democreditor', 'http://127.0.0.1:.../creditors/democreditor')
-    >>> async for page in (await creditor.get_mandates()).pages():       # doctest: +SKIP
-    ...     print(len(page.embedded["mandates"]))
+    >>> creditor = asyncio.run(aclient.get_creditors(reference="democreditor"))
+    >>> creditor
+    <AsyncResource http://127.0.0.1:.../creditors/democreditor status=200 state=[...] links=6>
+    >>> creditor["name"], creditor.get_mandates.variables
+    ('Demo Creditor SAS', ['page', 'size'])
     """
 
     __slots__ = ()
@@ -69,16 +85,35 @@ class AsyncResource(_ResourceBase[AsyncLink]):
         return AsyncLink(self._client, rel, data)
 
     async def fetch(self) -> AsyncResource:
-        """GET the ``self`` link: the full representation."""
+        """GET the ``self`` link: the full representation.
+
+        >>> page = asyncio.run(aclient.get_mandates(creditorReference="democreditor"))
+        >>> mandate = page.embedded["mandates"][0]
+        >>> asyncio.run(mandate.fetch()).partial
+        False
+        """
         return await self._client._send("GET", self._self_url(), None)
 
     async def follow(self, rel: str, **variables: Any) -> AsyncResource:
-        """GET along a relation: ``await res.follow("get-creditors", reference="x")``."""
+        """GET along a relation: the same as awaiting a call of the link.
+
+        >>> root = asyncio.run(aclient.root())
+        >>> asyncio.run(root.follow("get-creditors", reference="democreditor"))["name"]
+        'Demo Creditor SAS'
+        """
         return await self._single_link(rel).get(**variables)
 
     async def pages(self) -> AsyncIterator[AsyncResource]:
         """This page, then every ``next`` page until there is none: ``async for page in
-        res.pages()``. Each page is fetched when the loop asks for it."""
+        res.pages()``. Each page is fetched when the loop asks for it.
+
+        >>> async def count_mandates():
+        ...     creditor = await aclient.get_creditors(reference="democreditor")
+        ...     first = await creditor.get_mandates(size=50)
+        ...     return [len(page.embedded["mandates"]) async for page in first.pages()]
+        >>> asyncio.run(count_mandates())
+        [50, 50, 20]
+        """
         page: AsyncResource = self
         seen: set[str] = set()
         while True:

@@ -20,6 +20,10 @@ logger = logging.getLogger("recurring_payments")
 Credentials = AppCredentials | AdminCredentials
 _DEFAULT_SIZE = 32 * 2**20
 _C = TypeVar("_C", bound="_ClientBase")
+# Names that tools look up on any object, and may call: IPython's help (`client?`) calls
+# `obj.getdoc()`, older IPython completers `obj.trait_names()`, pytest's doctest probes for
+# mocks. No relation of the API is named like them; answering would fetch the entry point.
+_PROBES = frozenset({"getdoc", "trait_names", "pytest_mock_example_attribute_that_shouldnt_exist"})
 
 
 def _user_agent(extra: str | None) -> str:
@@ -79,7 +83,16 @@ class _ClientBase:
     def from_env(cls: type[_C], prefix: str = "RECURRING_PAYMENTS_", **overrides: Any) -> _C:
         """Build a client from environment variables: ``<prefix>BASE_URL``, ``PROFILE``,
         ``REL_NAMESPACE`` (optional), and ``APP_NAME`` + ``APP_SECRET`` or ``CREDITOR`` +
-        ``LOGIN`` + ``PASSWORD``. Keyword arguments override or add constructor arguments."""
+        ``LOGIN`` + ``PASSWORD``. Keyword arguments override or add constructor arguments.
+
+        ``Client.from_env()`` in a Django settings module or a Flask app factory reads
+        ``RECURRING_PAYMENTS_BASE_URL`` and so on; a missing variable is named:
+
+        >>> rp.Client.from_env(prefix="SHOP_API_", timeout=10.0)
+        Traceback (most recent call last):
+        ...
+        recurring_payments.errors.ConfigurationError: missing credentials: set SHOP_API_APP_NAME ...
+        """
         env = {k[len(prefix) :]: v for k, v in os.environ.items() if k.startswith(prefix)}
 
         def need(*names: str) -> list[str]:
@@ -108,19 +121,40 @@ class _ClientBase:
     # --- public API --------------------------------------------------------------------------
     @property
     def base_url(self) -> str:
+        """The environment's base address, as given; relative hrefs resolve against it.
+
+        >>> client.base_url == server.base_url
+        True
+        """
         return self._base_url
 
     @property
     def profile(self) -> str:
+        """The profile URL that every ``Accept`` header names.
+
+        >>> client.profile
+        'http://127.0.0.1:.../alps/v1'
+        """
         return self._profile
 
     @property
     def credentials(self) -> Credentials:
+        """The credentials given (their secret masked in ``repr()``).
+
+        >>> client.credentials
+        AppCredentials(app_name='sandbox-app', app_secret='***')
+        """
         return self._credentials
 
     @property
     def token(self) -> _core.Token | None:
-        """The current token, or ``None`` before the first request."""
+        """The current token, or ``None`` before the first request.
+
+        >>> client.token is None
+        True
+        >>> client.root().status, client.token.scope
+        (200, 'api')
+        """
         return self._live().token
 
     def __repr__(self) -> str:
@@ -190,12 +224,18 @@ class _ClientBase:
 class Client(_ClientBase):
     """A client of the API, safe to share between threads (one per process is the norm).
 
-    >>> client = Client(base_url, credentials=AppCredentials("shop-app", "s3cr3t"),
-    ...                 profile="https://api.example.com/alps/v1")          # doctest: +SKIP
-    >>> creditor = client.get_creditors(reference="democreditor")        # doctest: +SKIP
+    >>> client = rp.Client(server.base_url, credentials=server.credentials,
+    ...                    profile=server.profile, timeout=10.0)
+    >>> creditor = client.get_creditors(reference="democreditor")
+    >>> creditor["name"], creditor.status
+    ('Demo Creditor SAS', 200)
+    >>> client.create_orders.post({"reference": "o-1", "started": True}).status
+    201
 
     Every relation of the entry point is an attribute (``client.create_orders``); the entry
-    point is fetched once, on first use, and cached.
+    point is fetched once, on first use, and cached. ``with rp.Client(...) as client:`` closes
+    it at the end of the block. Constructor arguments: see the README's configuration
+    reference (``base_url``, ``credentials`` and ``profile`` are required).
     """
 
     def _init_root_cache(self) -> None:
@@ -204,11 +244,23 @@ class Client(_ClientBase):
         self._pid = os.getpid()
 
     def authenticate(self) -> _core.Token:
-        """Fetch a token now (validates the credentials at start-up)."""
+        """Fetch a token now (validates the credentials at start-up).
+
+        >>> token = client.authenticate()
+        >>> token.scope, token == client.token
+        ('api', True)
+        """
         return self._live().authenticate()
 
     def root(self, refresh: bool = False) -> Resource:
-        """The entry point (GET ``/``), cached per client; ``refresh=True`` fetches it again."""
+        """The entry point (GET ``/``), cached per client; ``refresh=True`` fetches it again.
+
+        >>> root = client.root()
+        >>> root.url == server.base_url + "/", client.root() is root
+        (True, True)
+        >>> client.root(refresh=True) is root
+        False
+        """
         if self._pid != os.getpid():  # a lock inherited through fork may be held forever
             self._root_lock, self._pid = threading.Lock(), os.getpid()
         root = self._root
@@ -220,19 +272,40 @@ class Client(_ClientBase):
             return self._root
 
     def get(self, url: str, **variables: Any) -> Resource:
-        """GET ``url`` (absolute, relative to ``base_url``, or an RFC 6570 template)."""
+        """GET ``url`` (absolute, relative to ``base_url``, or an RFC 6570 template).
+
+        >>> client.get("/creditors/{reference}", reference="democreditor")["name"]
+        'Demo Creditor SAS'
+        """
         return self._send("GET", self._expand(url, variables), None)
 
     def post(self, url: str, body: Any, /, **variables: Any) -> Resource:
-        """POST ``body`` as JSON. Never retried (but for the one replay after a 401)."""
+        """POST ``body`` as JSON. Never retried (but for the one replay after a 401).
+
+        >>> order = client.post("/orders", {"reference": "o-1", "started": True})
+        >>> order.status, order["state"]
+        (201, 'open.running')
+        """
         return self._send("POST", self._expand(url, variables), body)
 
     def patch(self, url: str, body: Any, /, **variables: Any) -> Resource:
-        """PATCH with a JSON merge patch (``application/merge-patch+json``)."""
+        """PATCH with a JSON merge patch (``application/merge-patch+json``).
+
+        >>> order = client.post("/orders", {"reference": "o-1"})
+        >>> client.patch(order.url, {"started": True})["started"]
+        True
+        """
         return self._send("PATCH", self._expand(url, variables), body)
 
     def close(self) -> None:
-        """Forget the token and the cached entry point; later requests raise RuntimeError."""
+        """Forget the token and the cached entry point; later requests raise RuntimeError.
+
+        >>> client.close()
+        >>> client.root()
+        Traceback (most recent call last):
+        ...
+        RuntimeError: this client is closed
+        """
         self._close()
 
     def __enter__(self) -> Client:
@@ -243,7 +316,7 @@ class Client(_ClientBase):
 
     def __getattr__(self, name: str) -> Link:
         # Relations of the entry point; private and dunder names are never relations.
-        if name.startswith("_"):
+        if name.startswith("_") or name in _PROBES:
             raise AttributeError(name)
         link = getattr(self.root(), name)
         if not isinstance(link, Link):

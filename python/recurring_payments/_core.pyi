@@ -3,6 +3,17 @@
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, final
 
+__all__ = [
+    "NativeClient",
+    "RelIndex",
+    "SandboxRequest",
+    "SandboxServer",
+    "Token",
+    "__version__",
+    "expand_uri_template",
+    "template_variables",
+]
+
 __version__: str
 
 def expand_uri_template(template: str, variables: Mapping[str, Any]) -> str:
@@ -11,30 +22,61 @@ def expand_uri_template(template: str, variables: Mapping[str, Any]) -> str:
 def template_variables(template: str) -> list[str]:
     """The variable names a template declares, in order of first appearance."""
 
+@final
 class Token:
-    """An access token. Its ``repr()`` never shows the token itself."""
+    """An access token (``client.token``, ``client.authenticate()``), renewed by the client as
+    needed. Its ``repr()`` never shows the token itself.
+
+    >>> token = client.authenticate()
+    >>> token
+    Token(scope="api", jti="...", expires_in=960)
+    >>> token == client.token
+    True
+    """
 
     @property
     def scope(self) -> str:
-        """``api`` or ``api_admin``."""
+        """``api`` (app credentials) or ``api_admin`` (admin credentials).
+
+        >>> client.authenticate().scope
+        'api'
+        """
     @property
     def jti(self) -> str:
-        """The token identifier (a UUID)."""
+        """The token identifier (a UUID), the same in the server's logs.
+
+        >>> len(client.authenticate().jti)
+        36
+        """
     @property
     def token_type(self) -> str:
-        """``bearer``."""
+        """Always ``bearer``.
+
+        >>> client.authenticate().token_type
+        'bearer'
+        """
     @property
     def expires_at(self) -> float:
-        """When the token runs out, in seconds since the epoch."""
+        """When the token runs out, in seconds since the epoch.
+
+        >>> import time
+        >>> 900 < client.authenticate().expires_at - time.time() <= 960
+        True
+        """
     @property
     def expires_in(self) -> float:
-        """Seconds of validity left."""
+        """Seconds of validity left (the client renews the token ``token_leeway`` seconds early).
 
+        >>> round(client.authenticate().expires_in)
+        960
+        """
+
+@final
 class NativeClient:
     """The Rust client behind ``recurring_payments.Client`` (internal)."""
 
-    def __init__(
-        self,
+    def __new__(
+        cls,
         base_url: str,
         *,
         credentials: Any,
@@ -48,7 +90,7 @@ class NativeClient:
         verify: Any,
         user_agent: str,
         logger: Any,
-    ) -> None: ...
+    ) -> NativeClient: ...
     @property
     def token(self) -> Token | None: ...
     def authenticate(self) -> Token: ...
@@ -83,7 +125,7 @@ class RelIndex:
     def __new__(
         cls,
         rels: Sequence[str],
-        curies: Sequence[tuple[str, str]] = ...,
+        curies: Sequence[tuple[str, str]] = (),
         namespace: str | None = None,
     ) -> RelIndex:
         """Index ``rels`` (duplicates are ignored).
@@ -119,39 +161,118 @@ class RelIndex:
 
 @final
 class SandboxRequest:
-    """A request the sandbox received: a journal entry, or what a route handler is given."""
+    """A request the sandbox received: a journal entry (``server.requests``), or what a route
+    handler is given.
+
+    >>> _ = client.post("/orders", {"reference": "o-1"})
+    >>> request = server.requests[-1]
+    >>> request
+    <SandboxRequest POST /orders -> 201>
+    >>> request.json, request.headers["content-type"]
+    ({'reference': 'o-1'}, 'application/json')
+    """
 
     @property
-    def method(self) -> str: ...
+    def method(self) -> str:
+        """The HTTP method.
+
+        >>> _ = client.root()
+        >>> [request.method for request in server.requests]
+        ['POST', 'GET']
+        """
     @property
-    def path(self) -> str: ...
+    def path(self) -> str:
+        """The path, without the query.
+
+        >>> _ = client.get_creditors(reference="democreditor")
+        >>> server.requests[-1].path
+        '/creditors'
+        """
     @property
     def query(self) -> dict[str, str]:
-        """Decoded query parameters; the first value of a repeated name."""
+        """Decoded query parameters; the first value of a repeated name.
+
+        >>> _ = client.get("/mandates?creditorReference=democreditor&size=5")
+        >>> server.requests[-1].query
+        {'creditorReference': 'democreditor', 'size': '5'}
+        """
     @property
     def query_list(self) -> list[tuple[str, str]]:
-        """Every decoded query pair, in order."""
+        """Every decoded query pair, in order.
+
+        >>> _ = client.get("/mandates?creditorReference=democreditor&size=5")
+        >>> server.requests[-1].query_list
+        [('creditorReference', 'democreditor'), ('size', '5')]
+        """
     @property
-    def query_string(self) -> str: ...
+    def query_string(self) -> str:
+        """The raw query, as sent (without ``?``).
+
+        >>> _ = client.get("/mandates?creditorReference=democreditor&size=5")
+        >>> server.requests[-1].query_string
+        'creditorReference=democreditor&size=5'
+        """
     @property
     def headers(self) -> dict[str, str]:
-        """Lower-case names; repeated headers joined with ", "."""
+        """The request headers: lower-case names; repeated headers joined with ", ".
+
+        >>> _ = client.root()
+        >>> server.requests[-1].headers["accept"]
+        'application/hal+json; profile="http://127.0.0.1:.../alps/v1"'
+        """
     @property
-    def body(self) -> bytes: ...
+    def body(self) -> bytes:
+        """The body, as bytes.
+
+        >>> _ = client.post("/orders", {"reference": "o-1"})
+        >>> server.requests[-1].body
+        b'{"reference":"o-1"}'
+        """
     @property
     def json(self) -> Any:
-        """The body parsed as JSON when it was sent as JSON, else `None`."""
+        """The body parsed as JSON when it was sent as JSON, else ``None``.
+
+        >>> _ = client.create_orders.post({"reference": "o-1", "started": True})
+        >>> server.requests[-1].json
+        {'reference': 'o-1', 'started': True}
+        """
     @property
-    def path_params(self) -> dict[str, str]: ...
+    def path_params(self) -> dict[str, str]:
+        """The parameters of the route's path template (``/things/{id}``), for a handler.
+
+        >>> server.route("GET", "/things/{id}", lambda request: dict(request.path_params))
+        >>> client.get("/things/42")["id"]
+        '42'
+        """
     @property
     def status(self) -> int | None:
-        """The status answered (`None` before the answer, or when the connection was dropped)."""
+        """The status answered (``None`` before the answer, or when the connection was dropped).
+
+        >>> _ = client.get_creditors(reference="democreditor")
+        >>> [request.status for request in server.requests]
+        [200, 200, 200]
+        """
     @property
     def error(self) -> str | None:
-        """A failing handler's traceback."""
+        """A failing handler's traceback (the client got a 500), else ``None``.
+
+        >>> server.route("GET", "/boom", lambda request: 1 / 0)
+        >>> client.get("/boom").status
+        Traceback (most recent call last):
+        ...
+        recurring_payments.errors.ServerError: GET http://...: HTTP 500 (900: ...)
+        >>> server.requests[-1].error.splitlines()[-1]
+        'ZeroDivisionError: division by zero'
+        """
     @property
     def time(self) -> float:
-        """Virtual time of arrival (seconds since the server was created)."""
+        """Virtual time of arrival (seconds since the server was created; see ``advance_clock``).
+
+        >>> server.advance_clock(30)
+        >>> _ = client.root()
+        >>> server.requests[-1].time >= 30
+        True
+        """
 
 @final
 class SandboxServer:

@@ -20,12 +20,20 @@ V = TypeVar("V")
 L = TypeVar("L", bound="_LinkBase")
 _HAL_KEYS = ("_links", "_embedded")
 _LINK_FIELDS = ("title", "name", "type", "profile", "deprecation", "hreflang")
+# Masked in repr(): a response could set a session cookie.
+_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
 
 
 class Headers(Mapping[str, str]):
     """Response headers: a read-only mapping with case-insensitive names.
 
     Repeated headers are joined with ``", "`` (``Set-Cookie`` excepted: the last one wins).
+
+    >>> headers = client.root().headers
+    >>> headers["Content-Type"] == headers["content-type"], "ETag" in headers
+    (True, False)
+    >>> headers["content-type"]
+    'application/hal+json; profile="http://127.0.0.1:.../alps/v1";charset=UTF-8'
     """
 
     __slots__ = ("_items",)
@@ -53,7 +61,8 @@ class Headers(Mapping[str, str]):
         return len(self._items)
 
     def __repr__(self) -> str:
-        return f"Headers({self._items!r})"
+        shown = {k: "***" if k in _SECRET_HEADERS else v for k, v in self._items.items()}
+        return f"Headers({shown!r})"
 
 
 class RelationMap(Mapping[str, V]):
@@ -90,6 +99,10 @@ class RelationMap(Mapping[str, V]):
 
     def __repr__(self) -> str:
         return f"{{{', '.join(repr(k) for k in self._items)}}}"
+
+    def _ipython_key_completions_(self) -> list[str]:
+        # `res.links["<tab>`: each relation by its short name ("get-mandates").
+        return [self._index.short_name(rel) or rel for rel in self._items]
 
 
 class _LinkBase:
@@ -131,7 +144,11 @@ class _LinkBase:
 
     @property
     def variables(self) -> list[str]:
-        """The names of the template's variables (empty for a plain link)."""
+        """The names of the template's variables (empty for a plain link).
+
+        >>> client.get_creditors.variables, client.create_orders.variables
+        (['reference'], [])
+        """
         return list(self._declared())
 
     def _declared(self) -> list[str]:
@@ -144,6 +161,13 @@ class _LinkBase:
         """The absolute URL of this link with ``variables`` filled in (RFC 6570).
 
         A variable the template does not declare raises ``TypeError``.
+
+        >>> client.get_creditors.expand(reference="demo creditor")
+        'http://127.0.0.1:.../creditors?reference=demo%20creditor'
+        >>> client.get_creditors.expand(ref="x")
+        Traceback (most recent call last):
+        ...
+        TypeError: '...#get-creditors' got unexpected variable(s) 'ref'; it declares reference
         """
         declared = self._declared()
         return self._client._expand(self.href, variables, self.templated, self.rel, declared)
@@ -165,31 +189,56 @@ class _LinkBase:
 class Link(_LinkBase):
     """One HAL link. Call it (or ``.get``) to GET it; ``.post``/``.patch`` send JSON.
 
-    >>> link = creditor.get_mandates            # doctest: +SKIP
-    >>> link.variables                          # doctest: +SKIP
-    ['creditorReference', 'reference', 'rum', 'id', 'paymentScheme']
-    >>> page = link(creditorReference="democreditor")   # doctest: +SKIP
+    Fields: ``rel`` (the full relation), ``href`` (as sent, possibly a template),
+    ``templated``, :attr:`variables`, and ``title``, ``name``, ``type``, ``profile``,
+    ``deprecation``, ``hreflang`` (``None`` when absent).
+
+    >>> link = client.get_creditors
+    >>> link
+    <Link get-creditors http://127.0.0.1:.../creditors{?reference} (templated)>
+    >>> link.templated, link.variables, link.title
+    (True, ['reference'], None)
+    >>> link(reference="democreditor")["name"]
+    'Demo Creditor SAS'
     """
 
     __slots__ = ()
     _client: Client
 
     def __call__(self, **variables: Any) -> Resource:
-        """GET this link; same as :meth:`get`."""
+        """GET this link; same as :meth:`get`.
+
+        >>> client.get_creditors(reference="democreditor").status
+        200
+        """
         return self.get(**variables)
 
     def get(self, **variables: Any) -> Resource:
-        """GET this link and return the resource."""
+        """GET this link and return the resource.
+
+        >>> client.get_creditors.get(reference="democreditor")["name"]
+        'Demo Creditor SAS'
+        """
         self._warn_if_deprecated()
         return self._client._send("GET", self.expand(**variables), None)
 
     def post(self, body: Any = None, /, **variables: Any) -> Resource:
-        """POST ``body`` as JSON to this link (never retried; see the README)."""
+        """POST ``body`` as JSON to this link (never retried; see the README).
+
+        >>> order = client.create_orders.post({"reference": "o-1", "started": True})
+        >>> order.status, order.headers["Location"] == order.url
+        (201, True)
+        """
         self._warn_if_deprecated()
         return self._client._send("POST", self.expand(**variables), {} if body is None else body)
 
     def patch(self, body: Any, /, **variables: Any) -> Resource:
-        """PATCH this link with a JSON merge patch (RFC 7396)."""
+        """PATCH this link with a JSON merge patch (RFC 7396).
+
+        >>> order = client.create_orders.post({"reference": "o-1"})
+        >>> order.links["self"].patch({"started": True})["started"]
+        True
+        """
         self._warn_if_deprecated()
         return self._client._send("PATCH", self.expand(**variables), body)
 
@@ -244,7 +293,11 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
 
     @property
     def data(self) -> dict[str, Any]:
-        """The state as a new ``dict`` (a deep copy: change it freely)."""
+        """The state as a new ``dict`` (a deep copy: change it freely).
+
+        >>> client.get_creditors(reference="democreditor").data
+        {'reference': 'democreditor', 'name': 'Demo Creditor SAS'}
+        """
         return {k: copy.deepcopy(v) for k, v in self._doc.items() if k not in _HAL_KEYS}
 
     # --- relations ---------------------------------------------------------------------------
@@ -254,7 +307,15 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
     @property
     def links(self) -> RelationMap[L | list[L]]:
         """Relation -> :class:`Link` (``AsyncLink`` in an ``AsyncResource``), or a list of them
-        when the document has an array."""
+        when the document has an array. Keys are the full relations; lookups also take the
+        short (``"get-creditors"``), attribute and CURIE names.
+
+        >>> root = client.root()
+        >>> root.links["get-creditors"] is root.get_creditors
+        True
+        >>> root.links["self"].href == server.base_url + "/"
+        True
+        """
         if self._links is None:
             raw = self._doc.get("_links") or {}
             make = self._link
@@ -267,7 +328,13 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
 
     @property
     def embedded(self) -> RelationMap[Self | list[Self]]:
-        """Relation -> embedded resource of the same class (or a list), each possibly partial."""
+        """Relation -> embedded resource of the same class (or a list), each possibly partial.
+
+        >>> page = client.get_mandates(creditorReference="democreditor")
+        >>> mandates = page.embedded["mandates"]
+        >>> len(mandates), mandates[0].partial, mandates[0]["reference"]
+        (20, True, 'MND-0001')
+        """
         if self._embedded is None:
             raw = self._doc.get("_embedded") or {}
             client = self._client
@@ -308,7 +375,11 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
     # --- response facts ----------------------------------------------------------------------
     @property
     def url(self) -> str | None:
-        """The absolute ``self`` href, or ``None``."""
+        """The absolute ``self`` href, or ``None``.
+
+        >>> client.get_creditors(reference="democreditor").url
+        'http://127.0.0.1:.../creditors/democreditor'
+        """
         link = (self._doc.get("_links") or {}).get("self")
         if isinstance(link, dict):
             return self._client._resolve(link["href"])
@@ -316,22 +387,39 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
 
     @property
     def status(self) -> int | None:
-        """The HTTP status of the response (``None`` for an embedded resource)."""
+        """The HTTP status of the response (``None`` for an embedded resource).
+
+        >>> client.create_orders.post({"reference": "o-1"}).status
+        201
+        """
         return self._status
 
     @property
     def headers(self) -> Headers:
-        """Response headers, case-insensitive (empty for an embedded resource)."""
+        """Response headers, case-insensitive (empty for an embedded resource).
+
+        >>> client.root().headers["Content-Type"].startswith("application/hal+json")
+        True
+        """
         return self._headers
 
     @property
     def etag(self) -> str | None:
-        """The ``ETag`` response header, or ``None``."""
+        """The ``ETag`` response header, or ``None``.
+
+        >>> client.root().etag is None  # the sandbox sends none
+        True
+        """
         return self._headers.get("etag")
 
     @property
     def partial(self) -> bool:
-        """``True`` for an embedded resource, which may be a partial representation."""
+        """``True`` for an embedded resource, which may be a partial representation.
+
+        >>> mandate = client.get_mandates(creditorReference="democreditor").embedded["mandates"][0]
+        >>> mandate.partial, mandate.fetch().partial
+        (True, False)
+        """
         return self._partial
 
     # --- navigation helpers (the sync and async subclasses send the requests) ---------------
@@ -363,7 +451,11 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         return url
 
     def to_dict(self) -> dict[str, Any]:
-        """The whole document as received, ``_links`` and ``_embedded`` included (a copy)."""
+        """The whole document as received, ``_links`` and ``_embedded`` included (a copy).
+
+        >>> sorted(client.get_creditors(reference="democreditor").to_dict())
+        ['_links', 'name', 'reference']
+        """
         return copy.deepcopy(self._doc)
 
     # --- display -----------------------------------------------------------------------------
@@ -391,6 +483,9 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
     def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
         printer.text(repr(self))
 
+    def _ipython_key_completions_(self) -> list[str]:
+        return list(self)  # `res["<tab>`: the state's keys
+
     def _repr_html_(self) -> str:
         esc = html.escape
         rows = "".join(
@@ -406,7 +501,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
                     f"<td>{esc(link.href)}</td><td>{esc(variables)}</td></tr>"
                 )
         embedded_rows = "".join(
-            f"<tr><td><code>{esc(rel)}</code></td>"
+            f"<tr><td><code>{esc(self._client._short_name(rel))}</code></td>"
             f"<td>{len(v) if isinstance(v, list) else 1}</td></tr>"
             for rel, v in (self._doc.get("_embedded") or {}).items()
         )
@@ -435,9 +530,16 @@ class Resource(_ResourceBase[Link]):
     The mapping protocol reads its state (every property but ``_links``/``_embedded``);
     attributes name relations: ``creditor.get_mandates`` is a :class:`Link`.
 
-    >>> creditor = client.get_creditors(reference="democreditor")   # doctest: +SKIP
-    >>> creditor["reference"], creditor.url                         # doctest: +SKIP
-    ('democreditor', 'http://127.0.0.1:.../creditors/democreditor')
+    >>> creditor = client.get_creditors(reference="democreditor")
+    >>> creditor
+    <Resource http://127.0.0.1:.../creditors/democreditor status=200 state=[...] links=6>
+    >>> creditor["name"], "name" in creditor, len(creditor), list(creditor)
+    ('Demo Creditor SAS', True, 2, ['reference', 'name'])
+    >>> creditor.get_mandates.variables
+    ['page', 'size']
+
+    In Jupyter it shows as tables (state, links with their variables, embedded counts), and
+    ``dir()`` lists its relations for tab completion.
     """
 
     __slots__ = ()
@@ -447,15 +549,30 @@ class Resource(_ResourceBase[Link]):
         return Link(self._client, rel, data)
 
     def fetch(self) -> Resource:
-        """GET the ``self`` link: the full representation."""
+        """GET the ``self`` link: the full representation.
+
+        >>> mandate = client.get_mandates(creditorReference="democreditor").embedded["mandates"][0]
+        >>> full = mandate.fetch()
+        >>> full.url == mandate.url, full.partial, full.status
+        (True, False, 200)
+        """
         return self._client._send("GET", self._self_url(), None)
 
     def follow(self, rel: str, **variables: Any) -> Resource:
-        """GET along a relation: ``res.follow("get-creditors", reference="x")``."""
+        """GET along a relation: the same as calling the link.
+
+        >>> client.root().follow("get-creditors", reference="democreditor")["name"]
+        'Demo Creditor SAS'
+        """
         return self._single_link(rel).get(**variables)
 
     def pages(self) -> Iterator[Resource]:
-        """This page, then every ``next`` page until there is none."""
+        """This page, then every ``next`` page until there is none (fetched as you go).
+
+        >>> creditor = client.get_creditors(reference="democreditor")
+        >>> [len(page.embedded["mandates"]) for page in creditor.get_mandates(size=50).pages()]
+        [50, 50, 20]
+        """
         page: Resource = self
         seen: set[str] = set()
         while True:

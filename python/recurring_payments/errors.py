@@ -28,7 +28,14 @@ __all__ = [
 
 
 class Error(Exception):
-    """Base class of every error raised by ``recurring_payments``."""
+    """Base class of every error raised by ``recurring_payments``.
+
+    >>> try:
+    ...     client.get("/nowhere")
+    ... except rp.Error as err:
+    ...     print(type(err).__name__, err)
+    NotFoundError GET http://127.0.0.1:.../nowhere: HTTP 404 (902: no resource at /nowhere)
+    """
 
     def __str__(self) -> str:
         # KeyError (a base of LinkNotFoundError) would quote the message; keep it plain.
@@ -36,13 +43,28 @@ class Error(Exception):
 
 
 class ConfigurationError(Error, ValueError):
-    """Bad client settings: a malformed ``base_url``, plain ``http://`` to a remote host, ..."""
+    """Bad client settings: a malformed ``base_url``, plain ``http://`` to a remote host, ...
+
+    Also a ``ValueError``.
+
+    >>> rp.Client("http://api.example.com", credentials=server.credentials, profile="p")
+    Traceback (most recent call last):
+    ...
+    recurring_payments.errors.ConfigurationError: refusing plain http to api.example.com ...
+    """
 
 
 class TransportError(Error):
     """The request did not complete: connection refused or reset, TLS failure, body cut short.
 
-    ``method`` and ``url`` name the request.
+    ``method`` and ``url`` name the request. GET requests are retried first (``retries``).
+
+    >>> server.drop_next()  # the sandbox closes the next connection without answering
+    >>> try:
+    ...     server.client(retries=0).root()
+    ... except rp.TransportError as err:
+    ...     print(err.method, err.url == server.base_url + "/")
+    GET True
     """
 
     def __init__(self, message: str, *, method: str | None = None, url: str | None = None):
@@ -52,7 +74,16 @@ class TransportError(Error):
 
 
 class TimeoutError(TransportError, builtins.TimeoutError):
-    """The connection or the response took longer than ``connect_timeout``/``timeout``."""
+    """The connection or the response took longer than ``connect_timeout``/``timeout``.
+
+    Also the builtin ``TimeoutError``.
+
+    >>> server.delay_next(0.5)
+    >>> server.client(timeout=0.1, retries=0).root()
+    Traceback (most recent call last):
+    ...
+    recurring_payments.errors.TimeoutError: GET http://127.0.0.1:.../: timed out: ...
+    """
 
 
 class HTTPError(Error):
@@ -61,6 +92,12 @@ class HTTPError(Error):
     Attributes: ``status``, ``method``, ``url``, ``headers`` (a dict, lower-case names),
     ``body`` (text), ``json`` (the parsed body or ``None``), and ``code``/``message`` taken from
     the API's ``{"code", "message"}`` error bodies (``None`` when absent).
+
+    >>> try:
+    ...     client.get("/nowhere")
+    ... except rp.HTTPError as err:
+    ...     print(err.status, err.method, err.code, err.message)
+    404 GET 902 no resource at /nowhere
     """
 
     def __init__(
@@ -91,13 +128,28 @@ class HTTPError(Error):
 
 
 class ClientError(HTTPError):
-    """A 4xx answer."""
+    """A 4xx answer.
+
+    >>> server.fail_next(409)
+    >>> try:
+    ...     client.root()
+    ... except rp.ClientError as err:
+    ...     print(err.status, err.message)
+    409 failure injected by the sandbox (fail_next)
+    """
 
 
 class AuthenticationError(ClientError):
     """The token endpoint refused the credentials, or a request got a second 401.
 
     ``error`` and ``error_description`` come from the OAuth error body when there is one.
+
+    >>> wrong = rp.AppCredentials("sandbox-app", "not-the-secret")
+    >>> try:
+    ...     rp.Client(server.base_url, credentials=wrong, profile=server.profile).authenticate()
+    ... except rp.AuthenticationError as err:
+    ...     print(err.status, err.error, err.error_description)
+    401 invalid_client bad client credentials
     """
 
     def __init__(self, message: str, **kwargs: Any):
@@ -113,16 +165,37 @@ class AuthenticationError(ClientError):
 
 
 class NotFoundError(ClientError):
-    """A 404 answer."""
+    """A 404 answer.
+
+    >>> client.get("/nowhere")
+    Traceback (most recent call last):
+    ...
+    recurring_payments.errors.NotFoundError: GET http://...: HTTP 404 (902: no resource at /nowhere)
+    """
 
 
 class ServerError(HTTPError):
-    """A 5xx answer."""
+    """A 5xx answer. GET requests are retried first (``retries``, honouring ``Retry-After``).
+
+    >>> server.fail_next(503)
+    >>> try:
+    ...     server.client(retries=0).root()
+    ... except rp.ServerError as err:
+    ...     print(err.status, err.code)
+    503 999
+    """
 
 
 class ProtocolError(Error):
     """The answer broke the protocol: not JSON, not a JSON object, wrong content type, a bad
-    token response, nesting too deep, or a body larger than ``max_response_size``."""
+    token response, nesting too deep, or a body larger than ``max_response_size``.
+
+    >>> server.malformed_next()  # a 200 whose body is not JSON
+    >>> client.root()
+    Traceback (most recent call last):
+    ...
+    recurring_payments.errors.ProtocolError: GET http://...: response body is not valid JSON: ...
+    """
 
     def __init__(self, message: str, *, method: str | None = None, url: str | None = None):
         super().__init__(message)
@@ -131,11 +204,26 @@ class ProtocolError(Error):
 
 
 class TemplateError(Error, ValueError):
-    """A malformed RFC 6570 URI template."""
+    """A malformed RFC 6570 URI template. Also a ``ValueError``.
+
+    >>> rp.expand_uri_template("/orders{?reference", {})
+    Traceback (most recent call last):
+    ...
+    recurring_payments.errors.TemplateError: malformed URI template "/orders{?reference": ...
+    """
 
 
 class LinkNotFoundError(Error, AttributeError, KeyError):
-    """A relation name that the resource does not have, or that names two relations."""
+    """A relation name that the resource does not have, or that names two relations.
+
+    Also an ``AttributeError`` and a ``KeyError``; the message suggests the closest names.
+
+    >>> client.root().get_creditor
+    Traceback (most recent call last):
+    ...
+    recurring_payments.errors.LinkNotFoundError: no relation 'get_creditor' in this resource;
+    did you mean 'get_creditors'? available: ...
+    """
 
 
 def _parse_json(body: str) -> Any:

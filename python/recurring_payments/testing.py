@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import asyncio
 import atexit
-import dataclasses
 import inspect
 import json
 import secrets
@@ -32,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _core
 from ._core import SandboxRequest
+from ._credentials import AppCredentials
 
 if TYPE_CHECKING:
     from ._async_client import AsyncClient
@@ -48,28 +48,6 @@ HandlerResult = (
     Mapping[str, Any] | list[Any] | None | tuple[int, Any] | tuple[int, Any, Mapping[str, str]]
 )
 Handler = Callable[[SandboxRequest], HandlerResult | Awaitable[HandlerResult]]
-
-
-@dataclasses.dataclass(frozen=True)
-class _SandboxAppCredentials:
-    """App credentials (scope ``api``); stands in until ``recurring_payments.AppCredentials``
-    exists. The secret is masked in ``repr()`` and ``str()``."""
-
-    app_name: str
-    app_secret: str = dataclasses.field(repr=False)
-
-    def __repr__(self) -> str:
-        return f"AppCredentials(app_name={self.app_name!r}, app_secret='***')"
-
-    __str__ = __repr__
-
-
-def _app_credentials(app_name: str, app_secret: str) -> Any:
-    """The library's ``AppCredentials`` when it exists, else the stand-in above."""
-    import recurring_payments
-
-    cls = getattr(recurring_payments, "AppCredentials", _SandboxAppCredentials)
-    return cls(app_name, app_secret)
 
 
 async def _completed(awaitable: Awaitable[HandlerResult]) -> HandlerResult:
@@ -98,6 +76,13 @@ class FakeServer:
 
     Use it as a context manager, or call :meth:`start` and :meth:`stop`. An app is registered
     at creation: :attr:`credentials`. Many servers can run at once.
+
+    >>> with FakeServer(demo=True) as server:
+    ...     with server.client() as client:
+    ...         print(client.get_creditors(reference="democreditor")["name"])
+    ...     print(len(server.requests), "requests")
+    Demo Creditor SAS
+    3 requests
     """
 
     def __init__(
@@ -112,20 +97,31 @@ class FakeServer:
         self._native = _core.SandboxServer(token_ttl, demo, host, port, journal_limit)
         self.demo = demo
         self.token_ttl = token_ttl
-        self._credentials = _app_credentials("sandbox-app", secrets.token_urlsafe(18))
+        self._credentials = AppCredentials("sandbox-app", secrets.token_urlsafe(18))
         self._native.add_app(self._credentials.app_name, self._credentials.app_secret)
 
     # -- life cycle ---------------------------------------------------------------------------
 
     def start(self) -> FakeServer:
-        """Start listening (a no-op when running). Returns the server itself."""
+        """Start listening (a no-op when running). Returns the server itself.
+
+        >>> other = FakeServer().start()
+        >>> other.running, other.base_url.startswith("http://127.0.0.1:")
+        (True, True)
+        >>> other.stop()
+        """
         self._native.start()
         _live.add(self)
         return self
 
     def stop(self) -> None:
         """Stop: frees the port at once, lets requests in flight finish (at most ~2 s), and
-        returns when the server task has ended. A no-op when stopped."""
+        returns when the server task has ended. A no-op when stopped.
+
+        >>> server.stop()
+        >>> server.running, server
+        (False, <FakeServer stopped demo>)
+        """
         self._native.stop()
         _live.discard(self)
 
@@ -137,7 +133,11 @@ class FakeServer:
 
     @property
     def running(self) -> bool:
-        """Whether the server is listening."""
+        """Whether the server is listening.
+
+        >>> server.running, FakeServer().running
+        (True, False)
+        """
         return self._native.urls is not None
 
     def _urls(self) -> tuple[str, str, str]:
@@ -148,22 +148,38 @@ class FakeServer:
 
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:<port>`` (no trailing slash). Requires a running server."""
+        """``http://127.0.0.1:<port>`` (no trailing slash). Requires a running server.
+
+        >>> server.base_url
+        'http://127.0.0.1:...'
+        """
         return self._urls()[0]
 
     @property
     def profile(self) -> str:
-        """The profile URL (``{base_url}/alps/v1``) to send in ``Accept``."""
+        """The profile URL (``{base_url}/alps/v1``) to send in ``Accept``.
+
+        >>> server.profile == server.base_url + "/alps/v1"
+        True
+        """
         return self._urls()[1]
 
     @property
     def rel_namespace(self) -> str:
-        """The namespace of service relations (``{base_url}/alps#``)."""
+        """The namespace of service relations (``{base_url}/alps#``).
+
+        >>> server.rel_namespace == server.base_url + "/alps#"
+        True
+        """
         return self._urls()[2]
 
     @property
-    def credentials(self) -> Any:
-        """The app registered at creation (scope ``api``): ``.app_name``, ``.app_secret``."""
+    def credentials(self) -> AppCredentials:
+        """The app registered at creation (scope ``api``): ``.app_name``, ``.app_secret``.
+
+        >>> server.credentials
+        AppCredentials(app_name='sandbox-app', app_secret='***')
+        """
         return self._credentials
 
     def __repr__(self) -> str:
@@ -173,11 +189,22 @@ class FakeServer:
     # -- what the server knows ----------------------------------------------------------------
 
     def add_app(self, app_name: str, app_secret: str) -> None:
-        """Register app credentials (Basic ``app_name:app_secret``, scope ``api``)."""
+        """Register app credentials (Basic ``app_name:app_secret``, scope ``api``).
+
+        >>> server.add_app("shop-app", "s3cr3t")
+        >>> server.client(credentials=rp.AppCredentials("shop-app", "s3cr3t")).authenticate()
+        Token(scope="api", jti="...", expires_in=960)
+        """
         self._native.add_app(app_name, app_secret)
 
     def add_admin(self, creditor: str, login: str, password: str) -> None:
-        """Register a dashboard user (Basic ``creditor#login:password``, scope ``api_admin``)."""
+        """Register a dashboard user (Basic ``creditor#login:password``, scope ``api_admin``).
+
+        >>> server.add_admin("democreditor", "admin", "pw")
+        >>> admin = server.client(credentials=rp.AdminCredentials("democreditor", "admin", "pw"))
+        >>> admin.authenticate().scope
+        'api_admin'
+        """
         self._native.add_admin(creditor, login, password)
 
     def add_link(
@@ -188,6 +215,10 @@ class FakeServer:
         ``rel`` is put under :attr:`rel_namespace` unless it contains ``:`` (a full URI or a
         CURIE). An ``href`` starting with ``/`` is served absolute (``{base_url}{href}``).
         ``admin_only`` links are shown to ``api_admin`` tokens only.
+
+        >>> server.add_link("get-thing", "/things/{id}", templated=True)
+        >>> client.get_thing
+        <Link get-thing http://127.0.0.1:.../things/{id} (templated)>
         """
         self._native.add_link(rel, href, templated, admin_only)
 
@@ -195,6 +226,10 @@ class FakeServer:
         """Serve ``document`` (a JSON object) for GET at ``path``, hrefs as given.
 
         A later resource or route for the same path and method replaces it.
+
+        >>> server.add_resource("/things/1", {"id": 1, "_links": {"self": {"href": "/things/1"}}})
+        >>> client.get("/things/1")
+        <Resource http://127.0.0.1:.../things/1 status=200 state=[id] links=1>
         """
         if not isinstance(document, Mapping):
             raise TypeError(f"a resource is a JSON object (a dict), not {type(document).__name__}")
@@ -214,6 +249,14 @@ class FakeServer:
 
         Handlers run in a worker thread, one per request in flight, so they may block; an
         ``async def`` handler is run to completion in its own event loop.
+
+        >>> def create_thing(request):
+        ...     thing = {"id": 7, **request.json, "_links": {"self": {"href": "/things/7"}}}
+        ...     return 201, thing, {"Location": "/things/7"}
+        >>> server.route("POST", "/things", create_thing)
+        >>> thing = client.post("/things", {"name": "lamp"})
+        >>> thing.status, thing["name"], thing.url
+        (201, 'lamp', 'http://127.0.0.1:.../things/7')
         """
         if not callable(handler):
             raise TypeError("handler must be callable")
@@ -234,34 +277,72 @@ class FakeServer:
 
         Entries have ``.method .path .query .headers .body .json`` plus ``.status`` and
         ``.error``. The journal keeps the last ``journal_limit`` requests.
+
+        >>> _ = client.get_creditors(reference="democreditor")
+        >>> server.requests
+        [<SandboxRequest POST /oauth/token -> 200>, <SandboxRequest GET / -> 200>,
+         <SandboxRequest GET /creditors?reference=democreditor -> 200>]
+        >>> server.requests[-1].query
+        {'reference': 'democreditor'}
         """
         entries: list[SandboxRequest] = self._native.requests()
         return entries
 
     @property
     def token_requests(self) -> list[SandboxRequest]:
-        """The journal's requests to the token endpoint."""
+        """The journal's requests to the token endpoint.
+
+        >>> _ = client.root()
+        >>> [(r.method, r.path, r.status) for r in server.token_requests]
+        [('POST', '/oauth/token', 200)]
+        """
         entries: list[SandboxRequest] = self._native.token_requests()
         return entries
 
     def clear_requests(self) -> None:
-        """Empty the journal."""
+        """Empty the journal.
+
+        >>> _ = client.root()
+        >>> server.clear_requests()
+        >>> server.requests
+        []
+        """
         self._native.clear_requests()
 
     # -- time ---------------------------------------------------------------------------------
 
     def expire_tokens(self) -> None:
-        """Make every token issued so far expired: the next API request gets a 401."""
+        """Make every token issued so far expired: the next API request gets a 401.
+
+        The client then fetches a new token and replays the request, once:
+
+        >>> _ = client.root()
+        >>> server.expire_tokens()
+        >>> _ = client.root(refresh=True)
+        >>> [(r.path, r.status) for r in server.requests]
+        [('/oauth/token', 200), ('/', 200), ('/', 401), ('/oauth/token', 200), ('/', 200)]
+        """
         self._native.expire_tokens()
 
     def advance_clock(self, seconds: float) -> None:
         """Move the virtual clock forward; tokens expire ``token_ttl`` virtual seconds after
-        their last (re)issue."""
+        their last (re)issue.
+
+        >>> before = client.authenticate()
+        >>> server.advance_clock(120)
+        >>> server.clock >= 120
+        True
+        """
         self._native.advance_clock(float(seconds))
 
     @property
     def clock(self) -> float:
-        """Virtual seconds since the server was created."""
+        """Virtual seconds since the server was created.
+
+        >>> server.advance_clock(60)
+        >>> 60 <= server.clock < 70
+        True
+        """
         seconds: float = self._native.clock()
         return seconds
 
@@ -278,35 +359,83 @@ class FakeServer:
         headers: Mapping[str, str] | None = None,
     ) -> None:
         """Answer the next ``count`` matching requests with ``status`` (400-599) and a
-        ``{"code": 999, "message"}`` body, plus ``headers`` (e.g. ``{"Retry-After": "0"}``)."""
+        ``{"code": 999, "message"}`` body, plus ``headers`` (e.g. ``{"Retry-After": "0"}``).
+
+        A GET is retried (``retries``) and succeeds; a POST never is:
+
+        >>> server.fail_next(503, count=1, headers={"Retry-After": "0"})
+        >>> client.root().status
+        200
+        >>> [(r.path, r.status) for r in server.requests[1:]]
+        [('/', 503), ('/', 200)]
+        """
         self._native.fail_next(status, count, path, list((headers or {}).items()))
 
     def drop_next(self, count: int = 1, path: str | None = None) -> None:
-        """Close the connection of the next ``count`` matching requests without answering."""
+        """Close the connection of the next ``count`` matching requests without answering.
+
+        >>> server.drop_next(count=1, path="/")
+        >>> client.root().status  # a GET is retried after a connection error
+        200
+        >>> [r.status for r in server.requests if r.path == "/"]
+        [None, 200]
+        """
         self._native.drop_next(count, path)
 
     def delay_next(self, seconds: float, count: int = 1, path: str | None = None) -> None:
         """Hold the answer (headers included) to the next ``count`` matching requests for
-        ``seconds`` of real time."""
+        ``seconds`` of real time.
+
+        >>> server.delay_next(0.2)
+        >>> server.client(timeout=0.05, retries=0).root()
+        Traceback (most recent call last):
+        ...
+        recurring_payments.errors.TimeoutError: GET http://127.0.0.1:.../: timed out: ...
+        """
         self._native.delay_next(float(seconds), count, path)
 
     def malformed_next(self, count: int = 1, path: str | None = None) -> None:
-        """Answer the next ``count`` matching requests 200 with a body that is not valid JSON."""
+        """Answer the next ``count`` matching requests 200 with a body that is not valid JSON.
+
+        >>> server.malformed_next()
+        >>> client.root()
+        Traceback (most recent call last):
+        ...
+        recurring_payments.errors.ProtocolError: GET http://...: response body is not valid ...
+        """
         self._native.malformed_next(count, path)
 
     def clear_faults(self) -> None:
-        """Disarm every pending fault."""
+        """Disarm every pending fault.
+
+        >>> server.fail_next(500, count=10)
+        >>> server.clear_faults()
+        >>> client.root().status
+        200
+        """
         self._native.clear_faults()
 
     def client(self, **overrides: Any) -> Client:
         """A :class:`recurring_payments.Client` wired to this server (its app credentials,
-        profile and namespace); keyword arguments override the constructor's."""
+        profile and namespace); keyword arguments override the constructor's.
+
+        >>> with server.client(timeout=5.0, retries=0) as client:
+        ...     client.get_creditors(reference="democreditor")["name"]
+        'Demo Creditor SAS'
+        """
         from ._client import Client
 
         return Client(self.base_url, **self._client_settings(overrides))
 
     def async_client(self, **overrides: Any) -> AsyncClient:
-        """A :class:`recurring_payments.AsyncClient` wired to this server, like :meth:`client`."""
+        """A :class:`recurring_payments.AsyncClient` wired to this server, like :meth:`client`.
+
+        >>> async def main():
+        ...     async with server.async_client(timeout=5.0) as client:
+        ...         return (await client.get_creditors(reference="democreditor"))["name"]
+        >>> asyncio.run(main())
+        'Demo Creditor SAS'
+        """
         from ._async_client import AsyncClient
 
         return AsyncClient(self.base_url, **self._client_settings(overrides))

@@ -18,7 +18,14 @@ use crate::transport::{Attempt, Response, Verify};
 
 use super::{client_async, convert};
 
-/// An access token. Its ``repr()`` never shows the token itself.
+/// An access token (``client.token``, ``client.authenticate()``), renewed by the client as
+/// needed. Its ``repr()`` never shows the token itself.
+///
+/// >>> token = client.authenticate()
+/// >>> token
+/// Token(scope="api", jti="...", expires_in=960)
+/// >>> token == client.token
+/// True
 #[pyclass(name = "Token", module = "recurring_payments", frozen)]
 pub struct PyToken {
     inner: Arc<CoreToken>,
@@ -26,27 +33,43 @@ pub struct PyToken {
 
 #[pymethods]
 impl PyToken {
-    /// ``api`` or ``api_admin``.
+    /// ``api`` (app credentials) or ``api_admin`` (admin credentials).
+    ///
+    /// >>> client.authenticate().scope
+    /// 'api'
     #[getter]
     fn scope(&self) -> &str {
         &self.inner.scope
     }
-    /// The token identifier (a UUID).
+    /// The token identifier (a UUID), the same in the server's logs.
+    ///
+    /// >>> len(client.authenticate().jti)
+    /// 36
     #[getter]
     fn jti(&self) -> &str {
         &self.inner.jti
     }
     /// Always ``bearer``.
+    ///
+    /// >>> client.authenticate().token_type
+    /// 'bearer'
     #[getter]
     fn token_type(&self) -> &str {
         &self.inner.token_type
     }
     /// When the token runs out, in seconds since the epoch.
+    ///
+    /// >>> import time
+    /// >>> 900 < client.authenticate().expires_at - time.time() <= 960
+    /// True
     #[getter]
     fn expires_at(&self) -> f64 {
         self.inner.expires_at()
     }
-    /// Seconds of validity left.
+    /// Seconds of validity left (the client renews the token ``token_leeway`` seconds early).
+    ///
+    /// >>> round(client.authenticate().expires_in)
+    /// 960
     #[getter]
     fn expires_in(&self) -> f64 {
         self.inner.remaining().max(0.0)

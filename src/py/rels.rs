@@ -15,7 +15,9 @@ pub struct RelIndex {
 #[pymethods]
 impl RelIndex {
     #[new]
-    #[pyo3(signature = (rels, curies = Vec::new(), namespace = None))]
+    // text_signature: pyo3 cannot render `Vec::new()` as a Python default.
+    #[pyo3(signature = (rels, curies = Vec::new(), namespace = None),
+        text_signature = "(rels, curies=(), namespace=None)")]
     fn new(rels: Vec<String>, curies: Vec<(String, String)>, namespace: Option<String>) -> Self {
         let curies: Vec<Curie> = curies
             .into_iter()

@@ -38,11 +38,12 @@ fn count(value: i64) -> PyResult<u32> {
 #[pymethods]
 impl SandboxServer {
     #[new]
-    #[pyo3(signature = (token_ttl=960.0, demo=false, host="127.0.0.1".to_owned(), port=0, journal_limit=100_000))]
+    // `host: &str` with a literal default, so the runtime signature shows "127.0.0.1".
+    #[pyo3(signature = (token_ttl=960.0, demo=false, host="127.0.0.1", port=0, journal_limit=100_000))]
     fn new(
         token_ttl: f64,
         demo: bool,
-        host: String,
+        host: &str,
         port: u16,
         journal_limit: usize,
     ) -> PyResult<Self> {
@@ -51,7 +52,7 @@ impl SandboxServer {
             return Err(PyValueError::new_err("token_ttl must be > 0"));
         }
         let config = Config {
-            host,
+            host: host.to_owned(),
             port,
             token_ttl: ttl,
             demo,
@@ -173,7 +174,15 @@ impl SandboxServer {
     }
 }
 
-/// A request the sandbox received: a journal entry, or what a route handler is given.
+/// A request the sandbox received: a journal entry (``server.requests``), or what a route
+/// handler is given.
+///
+/// >>> _ = client.post("/orders", {"reference": "o-1"})
+/// >>> request = server.requests[-1]
+/// >>> request
+/// <SandboxRequest POST /orders -> 201>
+/// >>> request.json, request.headers["content-type"]
+/// ({'reference': 'o-1'}, 'application/json')
 #[pyclass(module = "recurring_payments._core", frozen)]
 pub struct SandboxRequest {
     entry: Arc<Entry>,
@@ -191,38 +200,68 @@ impl SandboxRequest {
 
 #[pymethods]
 impl SandboxRequest {
+    /// The HTTP method.
+    ///
+    /// >>> _ = client.root()
+    /// >>> [request.method for request in server.requests]
+    /// ['POST', 'GET']
     #[getter]
     fn method(&self) -> &str {
         &self.entry.method
     }
 
+    /// The path, without the query.
+    ///
+    /// >>> _ = client.get_creditors(reference="democreditor")
+    /// >>> server.requests[-1].path
+    /// '/creditors'
     #[getter]
     fn path(&self) -> &str {
         &self.entry.path
     }
 
     /// Decoded query parameters; the first value of a repeated name.
+    ///
+    /// >>> _ = client.get("/mandates?creditorReference=democreditor&size=5")
+    /// >>> server.requests[-1].query
+    /// {'creditorReference': 'democreditor', 'size': '5'}
     #[getter]
     fn query<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let dict = PyDict::new(py);
-        for (name, value) in self.entry.query.iter().rev() {
-            dict.set_item(name, value)?;
+        // In the order sent; a repeated name keeps its first value.
+        for (name, value) in &self.entry.query {
+            if !dict.contains(name)? {
+                dict.set_item(name, value)?;
+            }
         }
         Ok(dict)
     }
 
     /// Every decoded query pair, in order.
+    ///
+    /// >>> _ = client.get("/mandates?creditorReference=democreditor&size=5")
+    /// >>> server.requests[-1].query_list
+    /// [('creditorReference', 'democreditor'), ('size', '5')]
     #[getter]
     fn query_list(&self) -> Vec<(String, String)> {
         self.entry.query.clone()
     }
 
+    /// The raw query, as sent (without ``?``).
+    ///
+    /// >>> _ = client.get("/mandates?creditorReference=democreditor&size=5")
+    /// >>> server.requests[-1].query_string
+    /// 'creditorReference=democreditor&size=5'
     #[getter]
     fn query_string(&self) -> &str {
         &self.entry.query_string
     }
 
-    /// Lower-case names; repeated headers joined with ", ".
+    /// The request headers: lower-case names; repeated headers joined with ", ".
+    ///
+    /// >>> _ = client.root()
+    /// >>> server.requests[-1].headers["accept"]
+    /// 'application/hal+json; profile="http://127.0.0.1:.../alps/v1"'
     #[getter]
     fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let dict = PyDict::new(py);
@@ -238,12 +277,21 @@ impl SandboxRequest {
         Ok(dict)
     }
 
+    /// The body, as bytes.
+    ///
+    /// >>> _ = client.post("/orders", {"reference": "o-1"})
+    /// >>> server.requests[-1].body
+    /// b'{"reference":"o-1"}'
     #[getter]
     fn body<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
         PyBytes::new(py, &self.entry.body)
     }
 
-    /// The body parsed as JSON when it was sent as JSON, else `None`.
+    /// The body parsed as JSON when it was sent as JSON, else ``None``.
+    ///
+    /// >>> _ = client.create_orders.post({"reference": "o-1", "started": True})
+    /// >>> server.requests[-1].json
+    /// {'reference': 'o-1', 'started': True}
     #[getter]
     fn json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         if self.entry.json.is_none() {
@@ -253,24 +301,46 @@ impl SandboxRequest {
             .call_method1("loads", (PyBytes::new(py, &self.entry.body),))
     }
 
+    /// The parameters of the route's path template (``/things/{id}``), for a handler.
+    ///
+    /// >>> server.route("GET", "/things/{id}", lambda request: dict(request.path_params))
+    /// >>> client.get("/things/42")["id"]
+    /// '42'
     #[getter]
     fn path_params(&self) -> std::collections::HashMap<String, String> {
         self.path_params.iter().cloned().collect()
     }
 
-    /// The status answered (`None` before the answer, or when the connection was dropped).
+    /// The status answered (``None`` before the answer, or when the connection was dropped).
+    ///
+    /// >>> _ = client.get_creditors(reference="democreditor")
+    /// >>> [request.status for request in server.requests]
+    /// [200, 200, 200]
     #[getter]
     fn status(&self) -> Option<u16> {
         self.entry.status.get().copied()
     }
 
-    /// A failing handler's traceback.
+    /// A failing handler's traceback (the client got a 500), else ``None``.
+    ///
+    /// >>> server.route("GET", "/boom", lambda request: 1 / 0)
+    /// >>> client.get("/boom").status
+    /// Traceback (most recent call last):
+    /// ...
+    /// recurring_payments.errors.ServerError: GET http://...: HTTP 500 (900: ...)
+    /// >>> server.requests[-1].error.splitlines()[-1]
+    /// 'ZeroDivisionError: division by zero'
     #[getter]
     fn error(&self) -> Option<&str> {
         self.entry.error.get().map(String::as_str)
     }
 
-    /// Virtual time of arrival (seconds since the server was created).
+    /// Virtual time of arrival (seconds since the server was created; see ``advance_clock``).
+    ///
+    /// >>> server.advance_clock(30)
+    /// >>> _ = client.root()
+    /// >>> server.requests[-1].time >= 30
+    /// True
     #[getter]
     fn time(&self) -> f64 {
         self.entry.time
