@@ -11,7 +11,30 @@ use crate::error::{Error, Result};
 /// Expand `template` with `variables`; a variable that is absent is undefined (RFC 6570 §2.3).
 pub fn expand(template: &str, variables: &HashMap<String, Value>) -> Result<String> {
     stduritemplate::expand(template, variables)
+        .map(encode_disallowed)
         .map_err(|e| Error::Template(format!("malformed URI template {template:?}: {e}")))
+}
+
+/// Percent-encode what may not appear in a URI. std-uritemplate copies every ASCII character
+/// but space as it is in `{+var}` and `{#var}` expansions (`<`, `"`, `{`, `|`, CR, LF, ...);
+/// RFC 6570 §3.2.3 allows only unreserved and reserved characters and pct-encoded triplets.
+fn encode_disallowed(expanded: String) -> String {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "-._~:/?#[]@!$&'()*+,;=%".contains(c);
+    if expanded.chars().all(allowed) {
+        return expanded;
+    }
+    let mut out = String::with_capacity(expanded.len() + 16);
+    for c in expanded.chars() {
+        if allowed(c) {
+            out.push(c);
+        } else {
+            let mut buf = [0u8; 4];
+            for byte in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{byte:02X}"));
+            }
+        }
+    }
+    out
 }
 
 /// The variable names a template declares, in order of first appearance, without duplicates.
@@ -148,6 +171,23 @@ mod tests {
         );
         assert_eq!(expand("/m{?size,page}", &v).unwrap(), "/m?size=50");
         assert_eq!(expand("/x{/list*}", &v).unwrap(), "/x/a/b");
+    }
+
+    #[test]
+    fn reserved_expansion_encodes_what_is_neither_reserved_nor_unreserved() {
+        // Found by the Hypothesis reference test: `<` came out as it is, and `{`, CR, LF too.
+        let v = vars(&[(
+            "v",
+            Value::String("a<b>\"{c}|\r\n^`\\/?#[]@!$&'()*+,;=%41 é".into()),
+        )]);
+        assert_eq!(
+            expand("{+v}", &v).unwrap(),
+            "a%3Cb%3E%22%7Bc%7D%7C%0D%0A%5E%60%5C/?#[]@!$&'()*+,;=%41%20%C3%A9"
+        );
+        assert_eq!(
+            expand("/x{#v}", &v).unwrap(),
+            "/x#a%3Cb%3E%22%7Bc%7D%7C%0D%0A%5E%60%5C/?#[]@!$&'()*+,;=%41%20%C3%A9"
+        );
     }
 
     #[test]
