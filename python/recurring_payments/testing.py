@@ -96,6 +96,11 @@ class FakeServer:
     and ``generate-app-secret`` for ``api_admin`` tokens (see :meth:`add_admin`).
     ``journal_limit`` bounds the request journal (the oldest entries go first).
 
+    With ``tls=True`` it serves HTTPS (``https://127.0.0.1:<port>``) with a server certificate
+    for ``localhost``, ``127.0.0.1`` and ``::1`` signed by a CA made up at each start, whose
+    PEM file is :attr:`ca_path` (removed on stop). :meth:`client` trusts that CA
+    (``verify=ca_path``) unless told otherwise.
+
     Use it as a context manager, or call :meth:`start` and :meth:`stop`. An app is registered
     at creation: :attr:`credentials`. Many servers can run at once.
     """
@@ -108,9 +113,11 @@ class FakeServer:
         host: str = "127.0.0.1",
         port: int = 0,
         journal_limit: int = 100_000,
+        tls: bool = False,
     ) -> None:
-        self._native = _core.SandboxServer(token_ttl, demo, host, port, journal_limit)
+        self._native = _core.SandboxServer(token_ttl, demo, host, port, journal_limit, tls)
         self.demo = demo
+        self.tls = tls
         self.token_ttl = token_ttl
         self._credentials = _app_credentials("sandbox-app", secrets.token_urlsafe(18))
         self._native.add_app(self._credentials.app_name, self._credentials.app_secret)
@@ -148,7 +155,8 @@ class FakeServer:
 
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:<port>`` (no trailing slash). Requires a running server."""
+        """``http://127.0.0.1:<port>`` (``https://`` with ``tls=True``; no trailing slash).
+        Requires a running server."""
         return self._urls()[0]
 
     @property
@@ -160,6 +168,16 @@ class FakeServer:
     def rel_namespace(self) -> str:
         """The namespace of service relations (``{base_url}/alps#``)."""
         return self._urls()[2]
+
+    @property
+    def ca_path(self) -> str:
+        """With ``tls=True``: the path of the CA certificate (PEM) that signed the server's
+        certificate, to pass as ``verify=`` or ``SSL_CERT_FILE``. Requires a running server."""
+        self._urls()
+        path: str | None = self._native.ca_path
+        if path is None:
+            raise RuntimeError("the FakeServer serves plain HTTP: create it with tls=True")
+        return path
 
     @property
     def credentials(self) -> Any:
@@ -317,5 +335,7 @@ class FakeServer:
             "profile": self.profile,
             "rel_namespace": self.rel_namespace,
         }
+        if self.tls:
+            settings["verify"] = self.ca_path
         settings.update(overrides)
         return settings
