@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help dev test test-rust test-python lint fmt bench demo
+.PHONY: help dev test test-rust test-python lint fmt bench demo fuzz
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
@@ -44,3 +44,13 @@ bench: $(STAMP) ## the benchmarks of benches/ (so far: sandbox requests/s with w
 
 demo: $(STAMP) ## walk the onboarding flow against the embedded sandbox
 	$(PY) -m recurring_payments demo
+
+FUZZ_SECONDS ?= 60
+# Only a stable toolchain is assumed: RUSTC_BOOTSTRAP lets cargo-fuzz pass its nightly flags.
+# `-s none`: the code under test is safe Rust, so no sanitizer (faster builds and runs).
+fuzz: ## fuzz the HAL parser and the template engine, FUZZ_SECONDS each (needs cargo-fuzz)
+	@command -v cargo-fuzz >/dev/null || { echo "make fuzz: run 'cargo install cargo-fuzz'" >&2; exit 1; }
+	for target in hal template; do \
+		RUSTC_BOOTSTRAP=1 cargo fuzz run -s none $$target -- \
+			-dict=$(CURDIR)/fuzz/$$target.dict -max_total_time=$(FUZZ_SECONDS) || exit 1; \
+	done

@@ -10,8 +10,113 @@ use crate::error::{Error, Result};
 
 /// Expand `template` with `variables`; a variable that is absent is undefined (RFC 6570 §2.3).
 pub fn expand(template: &str, variables: &HashMap<String, Value>) -> Result<String> {
+    let expanded = std_expand(template, variables)?;
+    if !(template.contains("{+") || template.contains("{#")) || !has_lone_percent(variables) {
+        return Ok(encode_disallowed(expanded));
+    }
+    // std-uritemplate loses a `%` that is followed by another before two hex digits in `+`/`#`
+    // expansions (`{+v}` with `%%41` gave `%41`). Expand expression by expression instead (RFC
+    // 6570 expands each on its own), with such a `%` written `%25` for the `+`/`#` ones.
+    let escaped: HashMap<String, Value> = variables
+        .iter()
+        .map(|(k, v)| (k.clone(), escape_lone_percent(v)))
+        .collect();
+    let mut out = String::with_capacity(expanded.len());
+    let mut rest = template;
+    while let Some(open) = rest.find('{') {
+        let Some(close) = rest[open..].find('}').map(|c| open + c) else {
+            break; // cannot happen: the whole template expanded above
+        };
+        out.push_str(&std_expand(&rest[..open], variables)?);
+        let expression = &rest[open..=close];
+        let reserved = matches!(expression.as_bytes().get(1), Some(b'+' | b'#'));
+        out.push_str(&std_expand(
+            expression,
+            if reserved { &escaped } else { variables },
+        )?);
+        rest = &rest[close + 1..];
+    }
+    out.push_str(&std_expand(rest, variables)?);
+    Ok(encode_disallowed(out))
+}
+
+fn std_expand(template: &str, variables: &HashMap<String, Value>) -> Result<String> {
     stduritemplate::expand(template, variables)
         .map_err(|e| Error::Template(format!("malformed URI template {template:?}: {e}")))
+}
+
+/// A `%` that does not start a pct-encoded triplet (`%4`, `%%`, `50%`).
+fn lone_percents(s: &str) -> impl Iterator<Item = usize> + '_ {
+    let bytes = s.as_bytes();
+    (0..bytes.len()).filter(move |&i| {
+        bytes[i] == b'%'
+            && !bytes
+                .get(i + 1..i + 3)
+                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+    })
+}
+
+fn has_lone_percent(variables: &HashMap<String, Value>) -> bool {
+    fn value(v: &Value) -> bool {
+        match v {
+            Value::String(s) => lone_percents(s).next().is_some(),
+            Value::List(items) => items.iter().any(value),
+            Value::Map(pairs) => pairs
+                .iter()
+                .any(|(k, v)| lone_percents(k).next().is_some() || value(v)),
+            Value::Bool(_) | Value::Integer(_) | Value::Float(_) => false,
+        }
+    }
+    variables.values().any(value)
+}
+
+/// The value with every lone `%` written `%25`, which `+`/`#` expansion keeps as it is.
+fn escape_lone_percent(v: &Value) -> Value {
+    let text = |s: &str| {
+        let lone: Vec<usize> = lone_percents(s).collect();
+        let mut out = String::with_capacity(s.len() + 2 * lone.len());
+        let mut last = 0;
+        for i in lone {
+            out.push_str(&s[last..i]);
+            out.push_str("%25");
+            last = i + 1;
+        }
+        out.push_str(&s[last..]);
+        out
+    };
+    match v {
+        Value::String(s) => Value::String(text(s)),
+        Value::List(items) => Value::List(items.iter().map(escape_lone_percent).collect()),
+        Value::Map(pairs) => Value::Map(
+            pairs
+                .iter()
+                .map(|(k, v)| (text(k), escape_lone_percent(v)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// Percent-encode what may not appear in a URI. std-uritemplate copies every ASCII character
+/// but space as it is in `{+var}` and `{#var}` expansions (`<`, `"`, `{`, `|`, CR, LF, ...);
+/// RFC 6570 §3.2.3 allows only unreserved and reserved characters and pct-encoded triplets.
+fn encode_disallowed(expanded: String) -> String {
+    let allowed = |c: char| c.is_ascii_alphanumeric() || "-._~:/?#[]@!$&'()*+,;=%".contains(c);
+    if expanded.chars().all(allowed) {
+        return expanded;
+    }
+    let mut out = String::with_capacity(expanded.len() + 16);
+    for c in expanded.chars() {
+        if allowed(c) {
+            out.push(c);
+        } else {
+            let mut buf = [0u8; 4];
+            for byte in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{byte:02X}"));
+            }
+        }
+    }
+    out
 }
 
 /// The variable names a template declares, in order of first appearance, without duplicates.
@@ -148,6 +253,40 @@ mod tests {
         );
         assert_eq!(expand("/m{?size,page}", &v).unwrap(), "/m?size=50");
         assert_eq!(expand("/x{/list*}", &v).unwrap(), "/x/a/b");
+    }
+
+    #[test]
+    fn reserved_expansion_encodes_what_is_neither_reserved_nor_unreserved() {
+        // Found by the Hypothesis reference test: `<` came out as it is, and `{`, CR, LF too.
+        let v = vars(&[(
+            "v",
+            Value::String("a<b>\"{c}|\r\n^`\\/?#[]@!$&'()*+,;=%41 é".into()),
+        )]);
+        assert_eq!(
+            expand("{+v}", &v).unwrap(),
+            "a%3Cb%3E%22%7Bc%7D%7C%0D%0A%5E%60%5C/?#[]@!$&'()*+,;=%41%20%C3%A9"
+        );
+        assert_eq!(
+            expand("/x{#v}", &v).unwrap(),
+            "/x#a%3Cb%3E%22%7Bc%7D%7C%0D%0A%5E%60%5C/?#[]@!$&'()*+,;=%41%20%C3%A9"
+        );
+    }
+
+    #[test]
+    fn reserved_expansion_keeps_every_lone_percent() {
+        // Found by the Hypothesis reference test: `%%` came out as `%25`, `%%41` as `%41`.
+        let v = vars(&[
+            ("v", Value::String("%%41%4%zz50%".into())),
+            (
+                "m",
+                Value::Map(vec![("%%".into(), Value::String("%".into()))]),
+            ),
+        ]);
+        assert_eq!(
+            expand("/a{+v}/{v}{#m*}", &v).unwrap(),
+            "/a%25%41%254%25zz50%25/%25%2541%254%25zz50%25#%25%25=%25"
+        );
+        assert_eq!(expand("{+v}", &vars(&[])).unwrap(), "");
     }
 
     #[test]

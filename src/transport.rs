@@ -117,7 +117,7 @@ fn pooled_client(config: &TransportConfig) -> Result<reqwest::Client> {
         .connect_timeout(config.connect_timeout)
         .pool_idle_timeout(Duration::from_secs(60))
         .tcp_nodelay(true)
-        .redirect(reqwest::redirect::Policy::limited(10));
+        .redirect(redirect_policy());
     builder = match &config.verify {
         Verify::System => builder,
         Verify::Off => builder.tls_danger_accept_invalid_certs(true),
@@ -140,6 +140,25 @@ fn pooled_client(config: &TransportConfig) -> Result<reqwest::Client> {
     })?;
     pools.insert(key, client.clone());
     Ok(client)
+}
+
+/// Redirects followed per request before giving up.
+const MAX_REDIRECTS: usize = 10;
+
+/// Follow up to `MAX_REDIRECTS` redirects, but never from https down to plain http: that would
+/// send the request (and whatever it carries) in clear after the caller asked for TLS.
+fn redirect_policy() -> reqwest::redirect::Policy {
+    reqwest::redirect::Policy::custom(|attempt| {
+        let downgrade = attempt.url().scheme() == "http"
+            && attempt.previous().iter().any(|u| u.scheme() == "https");
+        if downgrade {
+            attempt.error("refusing a redirect from https to plain http")
+        } else if attempt.previous().len() > MAX_REDIRECTS {
+            attempt.error(format!("more than {MAX_REDIRECTS} redirects"))
+        } else {
+            attempt.follow()
+        }
+    })
 }
 
 /// Sends requests; cheap to clone.

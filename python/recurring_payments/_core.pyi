@@ -285,6 +285,7 @@ class SandboxServer:
         host: str = "127.0.0.1",
         port: int = 0,
         journal_limit: int = 100_000,
+        tls: bool = False,
     ) -> SandboxServer: ...
     def start(self) -> tuple[str, str, str]:
         """Start serving; returns `(base_url, profile, rel_namespace)`."""
@@ -292,6 +293,9 @@ class SandboxServer:
     @property
     def urls(self) -> tuple[str, str, str] | None:
         """`(base_url, profile, rel_namespace)` while running, else `None`."""
+    @property
+    def ca_path(self) -> str | None:
+        """With TLS, while running: the path of the CA's PEM file (removed on stop)."""
     def add_app(self, app_name: str, app_secret: str) -> None: ...
     def add_admin(self, creditor: str, login: str, password: str) -> None: ...
     def add_link(self, rel: str, href: str, templated: bool, admin_only: bool) -> None: ...

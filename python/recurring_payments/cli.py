@@ -59,6 +59,11 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
     serve.add_argument("--port", type=int, default=0, help="port (default: an ephemeral one)")
     serve.add_argument("--demo", action="store_true", help="serve the demo data")
     serve.add_argument(
+        "--tls",
+        action="store_true",
+        help="serve HTTPS with a throwaway CA (printed as SSL_CERT_FILE)",
+    )
+    serve.add_argument(
         "--token-ttl",
         type=float,
         default=960.0,
@@ -92,6 +97,7 @@ def _serve(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
                 host=args.host,
                 port=args.port,
                 journal_limit=args.journal_limit,
+                tls=args.tls,
             ).start()
         except ValueError as exc:
             print(f"recurring-payments serve: {exc}", file=sys.stderr)
@@ -108,6 +114,9 @@ def _serve(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         print(f"# recurring-payments sandbox ({kind}) running; stop with Ctrl-C", file=out)
         for name, value in settings.items():
             print(f"export {ENV_PREFIX}{name}={shlex.quote(value)}", file=out)
+        if args.tls:
+            # The client's default verify=True then trusts the sandbox's CA (and only it).
+            print(f"export SSL_CERT_FILE={shlex.quote(server.ca_path)}", file=out)
         out.flush()
         try:
             stop.wait()

@@ -74,6 +74,11 @@ class FakeServer:
     and ``generate-app-secret`` for ``api_admin`` tokens (see :meth:`add_admin`).
     ``journal_limit`` bounds the request journal (the oldest entries go first).
 
+    With ``tls=True`` it serves HTTPS (``https://127.0.0.1:<port>``) with a server certificate
+    for ``localhost``, ``127.0.0.1`` and ``::1`` signed by a CA made up at each start, whose
+    PEM file is :attr:`ca_path` (removed on stop). :meth:`client` trusts that CA
+    (``verify=ca_path``) unless told otherwise.
+
     Use it as a context manager, or call :meth:`start` and :meth:`stop`. An app is registered
     at creation: :attr:`credentials`. Many servers can run at once.
 
@@ -93,9 +98,11 @@ class FakeServer:
         host: str = "127.0.0.1",
         port: int = 0,
         journal_limit: int = 100_000,
+        tls: bool = False,
     ) -> None:
-        self._native = _core.SandboxServer(token_ttl, demo, host, port, journal_limit)
+        self._native = _core.SandboxServer(token_ttl, demo, host, port, journal_limit, tls)
         self.demo = demo
+        self.tls = tls
         self.token_ttl = token_ttl
         self._credentials = AppCredentials("sandbox-app", secrets.token_urlsafe(18))
         self._native.add_app(self._credentials.app_name, self._credentials.app_secret)
@@ -148,7 +155,8 @@ class FakeServer:
 
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:<port>`` (no trailing slash). Requires a running server.
+        """``http://127.0.0.1:<port>`` (``https://`` with ``tls=True``; no trailing slash).
+        Requires a running server.
 
         >>> server.base_url
         'http://127.0.0.1:...'
@@ -172,6 +180,21 @@ class FakeServer:
         True
         """
         return self._urls()[2]
+
+    @property
+    def ca_path(self) -> str:
+        """With ``tls=True``: the path of the CA certificate (PEM) that signed the server's
+        certificate, to pass as ``verify=`` or ``SSL_CERT_FILE``. Requires a running server.
+
+        >>> with FakeServer(tls=True) as secure:
+        ...     secure.base_url.startswith("https://"), secure.client().root().status
+        (True, 200)
+        """
+        self._urls()
+        path: str | None = self._native.ca_path
+        if path is None:
+            raise RuntimeError("the FakeServer serves plain HTTP: create it with tls=True")
+        return path
 
     @property
     def credentials(self) -> AppCredentials:
@@ -446,5 +469,7 @@ class FakeServer:
             "profile": self.profile,
             "rel_namespace": self.rel_namespace,
         }
+        if self.tls:
+            settings["verify"] = self.ca_path
         settings.update(overrides)
         return settings

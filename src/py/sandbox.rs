@@ -39,13 +39,14 @@ fn count(value: i64) -> PyResult<u32> {
 impl SandboxServer {
     #[new]
     // `host: &str` with a literal default, so the runtime signature shows "127.0.0.1".
-    #[pyo3(signature = (token_ttl=960.0, demo=false, host="127.0.0.1", port=0, journal_limit=100_000))]
+    #[pyo3(signature = (token_ttl=960.0, demo=false, host="127.0.0.1", port=0, journal_limit=100_000, tls=false))]
     fn new(
         token_ttl: f64,
         demo: bool,
         host: &str,
         port: u16,
         journal_limit: usize,
+        tls: bool,
     ) -> PyResult<Self> {
         let ttl = seconds(token_ttl, "token_ttl")?;
         if ttl.is_zero() {
@@ -57,6 +58,7 @@ impl SandboxServer {
             token_ttl: ttl,
             demo,
             journal_limit,
+            tls,
         };
         Ok(SandboxServer {
             inner: Arc::new(Sandbox::new(config)),
@@ -79,6 +81,14 @@ impl SandboxServer {
         self.inner
             .urls()
             .map(|u| (u.base_url, u.profile, u.rel_namespace))
+    }
+
+    /// With TLS, while running: the path of the CA's PEM file (removed on stop).
+    #[getter]
+    fn ca_path(&self) -> Option<String> {
+        let path = self.inner.urls()?.ca_path?;
+        // The temporary directory's path is text on every platform the tests run on.
+        Some(path.to_string_lossy().into_owned())
     }
 
     fn add_app(&self, app_name: &str, app_secret: &str) -> PyResult<()> {

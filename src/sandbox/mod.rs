@@ -14,21 +14,25 @@ pub mod journal;
 mod oauth;
 pub mod protocol;
 pub mod store;
+mod tls;
 pub mod tokens;
 
 #[cfg(test)]
 mod tests;
 
 use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
+use std::path::PathBuf;
 use std::sync::{mpsc, Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::watch;
 use tokio::task::JoinSet;
+use tokio_rustls::TlsAcceptor;
 
 use crate::error::{Error, Result};
 use clock::Clock;
@@ -42,6 +46,9 @@ pub const TOKEN_PATH: &str = "/oauth/token";
 /// How long a stop waits for requests in flight before cutting their connections.
 const STOP_GRACE: Duration = Duration::from_secs(2);
 
+/// How long a TLS client may take over its handshake before the connection is closed.
+const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
+
 #[derive(Debug, Clone)]
 pub struct Config {
     pub host: String,
@@ -51,6 +58,8 @@ pub struct Config {
     pub demo: bool,
     /// Journal entries kept (the oldest go first); 0 keeps none.
     pub journal_limit: usize,
+    /// Serve HTTPS with a certificate from a CA made up at start (see `tls.rs`).
+    pub tls: bool,
 }
 
 impl Default for Config {
@@ -61,6 +70,7 @@ impl Default for Config {
             token_ttl: Duration::from_secs(960),
             demo: false,
             journal_limit: 100_000,
+            tls: false,
         }
     }
 }
@@ -78,16 +88,18 @@ pub struct Shared {
 /// Where a running server lives; every href it emits is built from these.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Urls {
-    /// `http://127.0.0.1:<port>`, no trailing slash.
+    /// `http://127.0.0.1:<port>` (`https://` with TLS), no trailing slash.
     pub base_url: String,
     /// `{base_url}/alps/v1`: the profile of `Accept` and `Content-Type`.
     pub profile: String,
     /// `{base_url}/alps#`: the namespace of service relations.
     pub rel_namespace: String,
+    /// With TLS: the PEM file of the CA that signed the server's certificate.
+    pub ca_path: Option<PathBuf>,
 }
 
 impl Urls {
-    fn new(addr: SocketAddr) -> Self {
+    fn new(addr: SocketAddr, ca_path: Option<PathBuf>) -> Self {
         // A wildcard bind is reached through loopback.
         let ip = match addr.ip() {
             ip if ip.is_unspecified() && ip.is_ipv4() => "127.0.0.1".to_owned(),
@@ -95,8 +107,10 @@ impl Urls {
             std::net::IpAddr::V6(ip) => format!("[{ip}]"),
             ip => ip.to_string(),
         };
-        let base_url = format!("http://{ip}:{}", addr.port());
+        let scheme = if ca_path.is_some() { "https" } else { "http" };
+        let base_url = format!("{scheme}://{ip}:{}", addr.port());
         Urls {
+            ca_path,
             profile: format!("{base_url}/alps/v1"),
             rel_namespace: format!("{base_url}/alps#"),
             base_url,
@@ -121,6 +135,8 @@ struct Running {
     urls: Urls,
     shutdown: watch::Sender<bool>,
     done: mpsc::Receiver<()>,
+    /// Removes the CA file when the server stops (declared last: dropped after the task ends).
+    _ca_file: Option<tls::CaFile>,
 }
 
 pub struct Sandbox {
@@ -177,7 +193,14 @@ impl Sandbox {
             let _guard = runtime.enter(); // from_std registers with this runtime's reactor
             TcpListener::from_std(std_listener).map_err(cannot_listen)?
         };
-        let urls = Urls::new(addr);
+        let (acceptor, ca_file) = match self.config.tls {
+            true => {
+                let tls = tls::setup(&self.config.host)?;
+                (Some(tls.acceptor), Some(tls.ca_file))
+            }
+            false => (None, None),
+        };
+        let urls = Urls::new(addr, ca_file.as_ref().map(|f| f.path().to_owned()));
         let site = Arc::new(Site {
             hal_content_type: format!(
                 "application/hal+json; profile=\"{}\";charset=UTF-8",
@@ -190,7 +213,7 @@ impl Sandbox {
         let (shutdown, shutdown_rx) = watch::channel(false);
         let (done_tx, done) = mpsc::sync_channel(1);
         runtime.spawn(async move {
-            accept_loop(listener, site, shutdown_rx).await;
+            accept_loop(listener, site, shutdown_rx, acceptor).await;
             let _ = done_tx.send(());
         });
         *running = Some(Running {
@@ -198,6 +221,7 @@ impl Sandbox {
             urls: urls.clone(),
             shutdown,
             done,
+            _ca_file: ca_file,
         });
         Ok(urls)
     }
@@ -258,7 +282,12 @@ async fn stopped(mut rx: watch::Receiver<bool>) {
     let _ = rx.wait_for(|stop| *stop).await;
 }
 
-async fn accept_loop(listener: TcpListener, site: Arc<Site>, shutdown: watch::Receiver<bool>) {
+async fn accept_loop(
+    listener: TcpListener,
+    site: Arc<Site>,
+    shutdown: watch::Receiver<bool>,
+    tls: Option<TlsAcceptor>,
+) {
     let mut connections = JoinSet::new();
     let stop = stopped(shutdown.clone());
     tokio::pin!(stop);
@@ -267,7 +296,8 @@ async fn accept_loop(listener: TcpListener, site: Arc<Site>, shutdown: watch::Re
             () = &mut stop => break,
             accepted = listener.accept() => match accepted {
                 Ok((stream, _)) => {
-                    connections.spawn(serve_connection(stream, Arc::clone(&site), shutdown.clone()));
+                    let site = Arc::clone(&site);
+                    connections.spawn(accept_connection(stream, site, shutdown.clone(), tls.clone()));
                 }
                 // Out of file descriptors and the like: pause rather than spin.
                 Err(_) => tokio::time::sleep(Duration::from_millis(20)).await,
@@ -286,8 +316,30 @@ async fn accept_loop(listener: TcpListener, site: Arc<Site>, shutdown: watch::Re
     }
 }
 
-async fn serve_connection(stream: TcpStream, site: Arc<Site>, shutdown: watch::Receiver<bool>) {
+async fn accept_connection(
+    stream: TcpStream,
+    site: Arc<Site>,
+    shutdown: watch::Receiver<bool>,
+    tls: Option<TlsAcceptor>,
+) {
     let _ = stream.set_nodelay(true);
+    let Some(acceptor) = tls else {
+        return serve_connection(stream, site, shutdown).await;
+    };
+    // A client that never finishes its handshake (or speaks plain HTTP) is simply closed.
+    let handshake = tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream));
+    tokio::select! {
+        done = handshake => if let Ok(Ok(stream)) = done {
+            serve_connection(stream, site, shutdown).await;
+        },
+        () = stopped(shutdown.clone()) => {}
+    }
+}
+
+async fn serve_connection<S>(stream: S, site: Arc<Site>, shutdown: watch::Receiver<bool>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let service = service_fn(move |request| protocol::handle(Arc::clone(&site), request));
     let connection = http1::Builder::new()
         .timer(TokioTimer::new())

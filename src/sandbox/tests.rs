@@ -105,3 +105,34 @@ fn serves_and_stops() {
     let addr = urls.base_url.trim_start_matches("http://");
     assert!(TcpStream::connect(addr).is_err());
 }
+
+#[test]
+fn serves_https_with_a_ca_of_its_own() {
+    let sandbox = Sandbox::new(Config {
+        tls: true,
+        ..Config::default()
+    });
+    let urls = sandbox.start().unwrap();
+    assert!(urls.base_url.starts_with("https://127.0.0.1:"), "{urls:?}");
+    let ca_path = urls.ca_path.clone().unwrap();
+    let pem = std::fs::read(&ca_path).unwrap();
+    let trusting = |certs: Option<Vec<reqwest::Certificate>>| {
+        let builder = reqwest::Client::builder();
+        let builder = match certs {
+            Some(certs) => builder.tls_certs_only(certs),
+            None => builder,
+        };
+        let client = builder.build().unwrap();
+        let url = format!("{}/", urls.base_url);
+        crate::runtime::runtime()
+            .unwrap()
+            .block_on(async move { client.get(url).send().await.map(|r| r.status().as_u16()) })
+    };
+    // Trusting the CA: the request reaches the sandbox's rules (no Accept: 406).
+    let ca = reqwest::Certificate::from_pem_bundle(&pem).unwrap();
+    assert_eq!(trusting(Some(ca)).unwrap(), 406);
+    // Trusting the system's store only: the handshake fails.
+    assert!(trusting(None).is_err());
+    sandbox.stop();
+    assert!(!ca_path.exists(), "the CA file outlived the server");
+}

@@ -1,0 +1,211 @@
+//! The properties the fuzz targets check, shared with `tests/fuzz_corpus.rs` (which replays the
+//! committed corpus through them in plain `cargo test`). Any failed assertion is a finding.
+
+use std::collections::HashMap;
+
+use recurring_payments::hal::{self, Document, Link};
+use recurring_payments::rels::Lookup;
+use recurring_payments::template::{self, Value};
+use serde_json::Value as Json;
+
+/// Bytes as a response body: parsing never panics; a document that parses survives
+/// `to_value` -> `from_value` and through JSON text unchanged, keeps its state exactly, and every relation is
+/// reachable by its full name and by the short name the index displays for it.
+#[allow(dead_code)] // each fuzz target uses one of the two entry points
+pub fn hal(data: &[u8]) {
+    let Ok(doc) = hal::parse(data) else {
+        return;
+    };
+    let value = doc.to_value();
+    let again = Document::from_value(value.clone());
+    assert_eq!(
+        again.as_ref().ok(),
+        Some(&doc),
+        "to_value/from_value changed the document"
+    );
+    assert_eq!(again.map(|d| d.to_value()).ok(), Some(value.clone()));
+    // And through JSON text (what the sandbox serves): every number keeps its digits.
+    let text = serde_json::to_vec(&value).unwrap_or_default();
+    assert_eq!(
+        hal::parse(&text).ok().as_ref(),
+        Some(&doc),
+        "JSON text round trip"
+    );
+
+    // The state is kept exactly, in order.
+    let body = data.strip_prefix(b"\xef\xbb\xbf").unwrap_or(data);
+    if let Ok(Json::Object(original)) = serde_json::from_slice::<Json>(body) {
+        let state: Vec<(&String, &Json)> = original
+            .iter()
+            .filter(|(k, _)| *k != "_links" && *k != "_embedded")
+            .collect();
+        assert_eq!(state, doc.state.iter().collect::<Vec<_>>());
+    }
+    check_document(&doc);
+}
+
+fn check_document(doc: &Document) {
+    let rels = doc.rels();
+    // With no namespace, with one taken from the document, and with an unrelated one.
+    let derived = rels
+        .iter()
+        .find_map(|rel| rel.split_once('#').map(|(ns, _)| format!("{ns}#")));
+    for namespace in [
+        None,
+        derived.as_deref(),
+        Some("https://api.example.com/alps#"),
+    ] {
+        let index = doc.rel_index(namespace);
+        for rel in &rels {
+            assert_eq!(index.lookup(rel), Lookup::Found(rel), "full rel {rel:?}");
+            let short = index.short_name(rel);
+            assert!(short.is_some(), "no short name for {rel:?}");
+            if let Some(short) = short {
+                assert_eq!(
+                    index.resolve(&short).ok(),
+                    Some(*rel),
+                    "short name {short:?}"
+                );
+            }
+        }
+        for name in index.attribute_names() {
+            assert!(
+                matches!(index.lookup(&name), Lookup::Found(_)),
+                "attribute {name:?}"
+            );
+        }
+        // Misses build a message (did-you-mean, available names): must not panic.
+        for probe in ["", "slef", "get_creditors", "ex:x"] {
+            if let Err(e) = index.resolve(probe) {
+                let _ = e.to_string();
+            }
+        }
+        let first = rels.first().map(|rel| format!("{rel}x"));
+        if let Some(Err(e)) = first.as_deref().map(|probe| index.resolve(probe)) {
+            let _ = e.to_string();
+        }
+    }
+    for (_, links) in &doc.links {
+        for link in links.iter() {
+            let _ = link.variables();
+            assert_eq!(Link::from_json(&link.to_json()).ok().as_ref(), Some(link));
+        }
+    }
+    for (_, docs) in &doc.embedded {
+        for inner in docs.iter() {
+            check_document(inner);
+        }
+    }
+}
+
+/// Bytes as `template NUL name=value NUL ...` (value `@a,b` a list, `%k:v;k2:v2` a map,
+/// `#12` an integer, else a string): `variables`, `expand` and `resolve` never panic, expansion
+/// is deterministic, and a template `variables` accepts expands to text without braces.
+#[allow(dead_code)]
+pub fn template(data: &[u8]) {
+    let text = String::from_utf8_lossy(data);
+    let mut parts = text.split('\u{0}');
+    let template_text = parts.next().unwrap_or_default();
+    let vars: HashMap<String, Value> = parts.take(16).filter_map(variable).collect();
+
+    // Differential: the template text as a value of `{v}` and `{+v}` against RFC 6570's encoding.
+    let single = HashMap::from([("v".to_owned(), Value::String(template_text.to_owned()))]);
+    let cases = [
+        ("{v}", "", false),
+        ("{+v}", "", true),
+        ("/x{#v}", "/x#", true),
+    ];
+    for (expression, prefix, allow_reserved) in cases {
+        let want = format!("{prefix}{}", rfc6570_encode(template_text, allow_reserved));
+        assert_eq!(
+            template::expand(expression, &single).ok().as_deref(),
+            Some(want.as_str()),
+            "{expression} with v = {template_text:?}"
+        );
+    }
+
+    let names = template::variables(template_text);
+    let expanded = template::expand(template_text, &vars);
+    let templated = Link {
+        href: template_text.to_owned(),
+        templated: true,
+        ..Link::default()
+    };
+    assert_eq!(
+        templated.variables().ok(),
+        names.as_ref().ok().cloned(),
+        "Link::variables differs from template::variables"
+    );
+    if let Ok(names) = &names {
+        for (i, name) in names.iter().enumerate() {
+            assert!(!name.is_empty() && template_text.contains(name.as_str()));
+            assert!(!names[..i].contains(name), "duplicate variable {name:?}");
+        }
+        // `variables` runs the expansion with no variables: it must agree.
+        assert!(template::expand(template_text, &HashMap::new()).is_ok());
+        if let Ok(url) = &expanded {
+            assert!(!url.contains(['{', '}']), "braces left in {url:?}");
+        }
+    }
+    let Ok(url) = expanded else {
+        return;
+    };
+    assert_eq!(
+        template::expand(template_text, &vars).ok().as_ref(),
+        Some(&url)
+    );
+    for base in ["https://api.example.com/v1/", "http://127.0.0.1:8080"] {
+        if let Ok(base) = template::parse_base(base) {
+            let _ = template::resolve(&base, &url);
+        }
+    }
+}
+
+/// RFC 6570 §3.2.1: unreserved characters stay, and with `allow_reserved` reserved characters
+/// and pct-encoded triplets too; everything else is pct-encoded UTF-8.
+fn rfc6570_encode(value: &str, allow_reserved: bool) -> String {
+    let bytes = value.as_bytes();
+    let mut out = String::new();
+    for (i, c) in value.char_indices() {
+        let unreserved = c.is_ascii_alphanumeric() || "-._~".contains(c);
+        let reserved = ":/?#[]@!$&'()*+,;=".contains(c);
+        let triplet = c == '%'
+            && bytes
+                .get(i + 1..i + 3)
+                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
+        if unreserved || (allow_reserved && (reserved || triplet)) {
+            out.push(c);
+        } else {
+            let mut buf = [0u8; 4];
+            for byte in c.encode_utf8(&mut buf).bytes() {
+                out.push_str(&format!("%{byte:02X}"));
+            }
+        }
+    }
+    out
+}
+
+fn variable(spec: &str) -> Option<(String, Value)> {
+    let (name, raw) = spec.split_once('=')?;
+    let value = if let Some(items) = raw.strip_prefix('@') {
+        Value::List(
+            items
+                .split(',')
+                .map(|s| Value::String(s.to_owned()))
+                .collect(),
+        )
+    } else if let Some(pairs) = raw.strip_prefix('%') {
+        Value::Map(
+            pairs
+                .split(';')
+                .filter_map(|pair| pair.split_once(':'))
+                .map(|(k, v)| (k.to_owned(), Value::String(v.to_owned())))
+                .collect(),
+        )
+    } else if let Some(number) = raw.strip_prefix('#').and_then(|n| n.parse().ok()) {
+        Value::Integer(number)
+    } else {
+        Value::String(raw.to_owned())
+    };
+    Some((name.to_owned(), value))
+}
