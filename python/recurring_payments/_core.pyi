@@ -192,4 +192,16 @@ class SandboxServer:
     def drop_next(self, count_: int, path: str | None) -> None: ...
     def delay_next(self, seconds_: float, count_: int, path: str | None) -> None: ...
     def malformed_next(self, count_: int, path: str | None) -> None: ...
+    def respond_next(
+        self,
+        status: int,
+        headers: list[tuple[str, str]],
+        body: bytes,
+        count_: int,
+        path: str | None,
+        repeat: int,
+        cut_after: int | None,
+        chunk_delay: float,
+        chunked: bool,
+    ) -> None: ...
     def clear_faults(self) -> None: ...

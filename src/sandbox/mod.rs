@@ -13,6 +13,7 @@ pub mod faults;
 pub mod journal;
 mod oauth;
 pub mod protocol;
+mod raw;
 pub mod store;
 pub mod tokens;
 
