@@ -126,6 +126,11 @@ impl SandboxServer {
         self.inner.clear_requests();
     }
 
+    /// Every access token issued so far (the last 10,000): a test aid for leak checks.
+    fn issued_tokens(&self) -> Vec<String> {
+        self.inner.issued_tokens()
+    }
+
     fn expire_tokens(&self) {
         self.inner.expire_tokens();
     }

@@ -92,6 +92,11 @@ impl Sandbox {
         self.shared().journal.clear();
     }
 
+    /// Every access token issued so far (the last 10,000), for tests that look for leaks.
+    pub fn issued_tokens(&self) -> Vec<String> {
+        lock(&self.shared().tokens).issued()
+    }
+
     /// Every token issued so far stops being accepted now.
     pub fn expire_tokens(&self) {
         let now = self.shared().clock.now();
