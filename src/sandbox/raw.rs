@@ -81,3 +81,55 @@ async fn next_chunk(mut p: Progress) -> Option<(Result<Bytes, std::io::Error>, P
     p.sent += chunk.len() as u64;
     Some((Ok(chunk), p))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::StreamExt;
+
+    fn raw(body: &'static [u8], repeat: u64, cut_after: Option<u64>) -> Arc<Raw> {
+        Arc::new(Raw {
+            status: 200,
+            headers: Vec::new(),
+            body: Bytes::from_static(body),
+            repeat,
+            cut_after,
+            chunk_delay: Duration::ZERO,
+            chunked: false,
+        })
+    }
+
+    /// The chunks sent, then whether the stream ended in an error (the cut).
+    async fn run(raw: Arc<Raw>) -> (Vec<u8>, bool) {
+        let progress = Progress {
+            raw,
+            chunks: 0,
+            sent: 0,
+            cut: false,
+        };
+        let mut stream = Box::pin(futures_util::stream::unfold(progress, next_chunk));
+        let mut sent = Vec::new();
+        while let Some(item) = stream.next().await {
+            match item {
+                Ok(chunk) => sent.extend_from_slice(&chunk),
+                Err(_) => return (sent, true),
+            }
+        }
+        (sent, false)
+    }
+
+    #[tokio::test]
+    async fn repeats_and_cuts() {
+        assert_eq!(run(raw(b"ab", 3, None)).await, (b"ababab".to_vec(), false));
+        assert_eq!(run(raw(b"ab", 3, Some(3))).await, (b"aba".to_vec(), true));
+        assert_eq!(run(raw(b"ab", 3, Some(4))).await, (b"abab".to_vec(), true));
+        assert_eq!(run(raw(b"ab", 3, Some(0))).await, (Vec::new(), true));
+        // Cutting at or beyond the whole body is no cut.
+        assert_eq!(
+            run(raw(b"ab", 3, Some(6))).await,
+            (b"ababab".to_vec(), false)
+        );
+        let response = response(&raw(b"ab", 3, None), "application/hal+json");
+        assert_eq!(response.headers()[header::CONTENT_LENGTH], "6");
+    }
+}
