@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help dev test test-rust test-python lint fmt bench demo fuzz
+.PHONY: help dev test test-rust test-python lint fmt bench demo fuzz soak
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
@@ -41,6 +41,10 @@ fmt: $(PY) ## format Rust and Python sources
 
 bench: $(STAMP) ## the benchmarks of benches/ (so far: sandbox requests/s with wrk)
 	bash benches/sandbox_wrk.sh 5s $(PY)
+
+SOAK_SECONDS ?= 300
+soak: $(STAMP) ## the long soak: 64 threads + 256 tasks for SOAK_SECONDS (300), tokens expiring
+	SOAK_SECONDS=$(SOAK_SECONDS) $(PY) -m pytest -q -s -p no:cacheprovider tests/test_soak.py
 
 demo: $(STAMP) ## walk the onboarding flow against the embedded sandbox
 	$(PY) -m recurring_payments demo

@@ -11,6 +11,9 @@ from sandbox_http import Http
 import recurring_payments as rp
 from recurring_payments.testing import FakeServer
 
+# DEBUG logging for the whole run, and no secret or token in any log, error or repr (issue 8).
+pytest_plugins = ["secret_watch"]
+
 
 @pytest.fixture
 def server() -> Iterator[FakeServer]:

@@ -1,10 +1,10 @@
-"""Injected faults: fail_next, drop_next, delay_next, malformed_next."""
+"""Injected faults: fail_next, drop_next, delay_next, malformed_next, respond_next."""
 
 from __future__ import annotations
 
 import json
 import time
-from http.client import RemoteDisconnected
+from http.client import IncompleteRead, RemoteDisconnected
 
 import pytest
 from sandbox_http import Http
@@ -140,3 +140,66 @@ def test_faults_are_journaled(thing: FakeServer, http: Http) -> None:
     http.api("GET", "/thing", token=token)
     [entry] = thing.requests
     assert (entry.path, entry.status) == ("/thing", 503)
+
+
+# --- respond_next: answers given byte for byte -------------------------------------------------
+
+
+def test_respond_next_sends_the_bytes_given(thing: FakeServer, http: Http) -> None:
+    token = http.token()
+    thing.respond_next(b"\xff not json", status=202, headers={"X-Test": "1"})
+    answer = http.api("GET", "/thing", token=token)
+    assert (answer.status, answer.body) == (202, b"\xff not json")
+    assert answer.headers["content-type"].startswith("application/hal+json")
+    assert answer.headers["x-test"] == "1" and answer.headers["content-length"] == "10"
+    thing.respond_next("é", headers={"Content-Type": "text/plain"}, path="/other")
+    answer = http.api("GET", "/other", token=token)
+    assert (answer.body, answer.headers["content-type"]) == ("é".encode(), "text/plain")
+    assert http.api("GET", "/thing", token=token).json == {"ok": True}
+
+
+def test_respond_next_repeats_and_may_be_chunked(thing: FakeServer, http: Http) -> None:
+    token = http.token()
+    thing.respond_next(b"ab", repeat=3)
+    answer = http.api("GET", "/thing", token=token)
+    assert (answer.body, answer.headers["content-length"]) == (b"ababab", "6")
+    thing.respond_next(b"ab", repeat=3, chunked=True)
+    answer = http.api("GET", "/thing", token=token)
+    assert answer.body == b"ababab" and answer.headers["transfer-encoding"] == "chunked"
+    assert "content-length" not in answer.headers
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_respond_next_cuts_the_body(thing: FakeServer, http: Http, chunked: bool) -> None:
+    token = http.token()
+    thing.respond_next(b"0123456789", repeat=2, cut_after=15, chunked=chunked)
+    conn = http.connection()
+    conn.request(
+        "GET", "/thing", headers={"Accept": http.accept(), "Authorization": f"Bearer {token}"}
+    )
+    response = conn.getresponse()
+    assert response.status == 200
+    with pytest.raises(IncompleteRead) as caught:
+        response.read()
+    assert caught.value.partial == b"012345678901234"
+    conn.close()
+    assert http.api("GET", "/thing", token=token).status == 200
+
+
+def test_respond_next_slow_body(thing: FakeServer, http: Http) -> None:
+    token = http.token()
+    thing.respond_next(b"{}", repeat=3, chunk_delay=0.2, path="/thing")
+    start = time.monotonic()
+    answer = http.api("GET", "/thing", token=token)
+    assert answer.body == b"{}{}{}" and time.monotonic() - start >= 0.4
+
+
+def test_respond_next_refuses_what_it_cannot_send(thing: FakeServer) -> None:
+    with pytest.raises(ValueError):
+        thing.respond_next(b"", status=101)
+    with pytest.raises(ValueError):
+        thing.respond_next(b"", headers={"Content-Length": "3"})
+    with pytest.raises(ValueError):
+        thing.respond_next(b"", repeat=0)
+    with pytest.raises(ValueError):
+        thing.respond_next(b"", chunk_delay=-1)

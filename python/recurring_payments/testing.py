@@ -428,6 +428,43 @@ class FakeServer:
         """
         self._native.malformed_next(count, path)
 
+    def respond_next(
+        self,
+        body: bytes | str = b"",
+        status: int = 200,
+        headers: Mapping[str, str] | None = None,
+        *,
+        count: int = 1,
+        path: str | None = None,
+        repeat: int = 1,
+        cut_after: int | None = None,
+        chunk_delay: float = 0.0,
+        chunked: bool = False,
+    ) -> None:
+        """Answer the next ``count`` matching requests byte for byte: ``status`` (200-599),
+        the HAL ``Content-Type`` unless ``headers`` has one, ``headers``, and ``body`` (bytes,
+        or str sent as UTF-8) repeated ``repeat`` times.
+
+        The body is streamed one ``body`` chunk at a time, so ``body=b"x" * 65536,
+        repeat=1280`` sends 80 MiB without holding it. ``cut_after=n`` sends only the first
+        ``n`` bytes, then aborts the connection (``Content-Length`` still announces the
+        whole). ``chunk_delay`` pauses that many seconds before each chunk but the first (a
+        slow body). ``chunked=True`` uses chunked transfer encoding instead of
+        ``Content-Length``. ``Content-Length`` and ``Transfer-Encoding`` cannot be given.
+        """
+        data = body.encode() if isinstance(body, str) else bytes(body)
+        self._native.respond_next(
+            status,
+            list((headers or {}).items()),
+            data,
+            count,
+            path,
+            repeat,
+            cut_after,
+            float(chunk_delay),
+            chunked,
+        )
+
     def clear_faults(self) -> None:
         """Disarm every pending fault.
 

@@ -12,6 +12,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 
+use crate::sandbox::faults::Raw;
 use crate::sandbox::journal::Entry;
 use crate::sandbox::store::{Handler, HandlerFailure, HandlerRequest, Reply};
 use crate::sandbox::{Config, Sandbox};
@@ -136,6 +137,11 @@ impl SandboxServer {
         self.inner.clear_requests();
     }
 
+    /// Every access token issued so far (the last 10,000): a test aid for leak checks.
+    fn issued_tokens(&self) -> Vec<String> {
+        self.inner.issued_tokens()
+    }
+
     fn expire_tokens(&self) {
         self.inner.expire_tokens();
     }
@@ -177,6 +183,32 @@ impl SandboxServer {
     fn malformed_next(&self, count_: i64, path: Option<&str>) -> PyResult<()> {
         self.inner.malformed_next(count(count_)?, path);
         Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (status, headers, body, count_, path, repeat, cut_after, chunk_delay, chunked))]
+    fn respond_next(
+        &self,
+        status: u16,
+        headers: Vec<(String, String)>,
+        body: Vec<u8>,
+        count_: i64,
+        path: Option<&str>,
+        repeat: u64,
+        cut_after: Option<u64>,
+        chunk_delay: f64,
+        chunked: bool,
+    ) -> PyResult<()> {
+        let raw = Raw {
+            status,
+            headers,
+            body: Bytes::from(body),
+            repeat,
+            cut_after,
+            chunk_delay: seconds(chunk_delay, "chunk_delay")?,
+            chunked,
+        };
+        Ok(self.inner.respond_next(raw, count(count_)?, path)?)
     }
 
     fn clear_faults(&self) {

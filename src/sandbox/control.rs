@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::Method;
+use axum::http::{HeaderName, HeaderValue, Method};
 use serde_json::Value;
 
-use super::faults::Outcome;
+use super::faults::{Outcome, Raw};
 use super::journal::{lock, Entry};
 use super::store::{path_of, EntryLink, Handler, Store};
 use super::Sandbox;
@@ -92,6 +92,11 @@ impl Sandbox {
         self.shared().journal.clear();
     }
 
+    /// Every access token issued so far (the last 10,000), for tests that look for leaks.
+    pub fn issued_tokens(&self) -> Vec<String> {
+        lock(&self.shared().tokens).issued()
+    }
+
     /// Every token issued so far stops being accepted now.
     pub fn expire_tokens(&self) {
         let now = self.shared().clock.now();
@@ -133,6 +138,33 @@ impl Sandbox {
     /// The next `count` matching requests get a 200 whose body is not valid JSON.
     pub fn malformed_next(&self, count: u32, path: Option<&str>) {
         self.outcome(Outcome::Malformed, count, path);
+    }
+
+    /// The next `count` matching requests get `raw` byte for byte (see `faults::Raw`).
+    pub fn respond_next(&self, raw: Raw, count: u32, path: Option<&str>) -> Result<()> {
+        if !(200..=599).contains(&raw.status) {
+            return Err(Error::Configuration(format!(
+                "respond_next takes a status 200-599, not {}",
+                raw.status
+            )));
+        }
+        if raw.repeat == 0 {
+            return Err(Error::Configuration("repeat must be >= 1".into()));
+        }
+        for (name, value) in &raw.headers {
+            let bad = HeaderName::from_bytes(name.as_bytes()).is_err()
+                || HeaderValue::from_str(value).is_err();
+            if bad
+                || name.eq_ignore_ascii_case("content-length")
+                || name.eq_ignore_ascii_case("transfer-encoding")
+            {
+                return Err(Error::Configuration(format!(
+                    "respond_next cannot send the header {name:?} (framing is set by `chunked`)"
+                )));
+            }
+        }
+        self.outcome(Outcome::Raw(Arc::new(raw)), count, path);
+        Ok(())
     }
 
     /// The next `count` matching requests are answered only after `delay`.

@@ -2,8 +2,10 @@
 //! broken body. A fault without a path matches every API request but not the token endpoint,
 //! so `fail_next()` hits the request under test rather than the token fetch before it.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
+
+use bytes::Bytes;
 
 use super::journal::lock;
 
@@ -19,6 +21,34 @@ pub enum Outcome {
     Drop,
     /// Answer 200 with a body that is not valid JSON.
     Malformed,
+    /// Answer byte for byte as told (`respond_next`).
+    Raw(Arc<Raw>),
+}
+
+/// A reply given byte for byte, for the faults a well-behaved handler cannot produce: bodies
+/// that are not JSON or not UTF-8, huge bodies streamed without being held, slow bodies and
+/// bodies cut short.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Raw {
+    pub status: u16,
+    /// Sent as given, after the HAL `Content-Type` default (which a `Content-Type` replaces).
+    pub headers: Vec<(String, String)>,
+    /// One chunk of the body; it is sent `repeat` times.
+    pub body: Bytes,
+    pub repeat: u64,
+    /// Send only this many bytes of the body, then cut the connection.
+    pub cut_after: Option<u64>,
+    /// Pause before every chunk but the first.
+    pub chunk_delay: Duration,
+    /// Chunked transfer encoding instead of a `Content-Length` of the whole body.
+    pub chunked: bool,
+}
+
+impl Raw {
+    /// The length of the whole body (what `Content-Length` announces).
+    pub fn length(&self) -> u64 {
+        (self.body.len() as u64).saturating_mul(self.repeat)
+    }
 }
 
 #[derive(Debug)]

@@ -13,6 +13,7 @@ pub mod faults;
 pub mod journal;
 mod oauth;
 pub mod protocol;
+mod raw;
 pub mod store;
 mod tls;
 pub mod tokens;

@@ -96,6 +96,7 @@ pub async fn handle(
                 .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             r
         }
+        Some(Outcome::Raw(raw)) => super::raw::response(&raw, &site.hal_content_type),
         None if body.is_none() => api_error(413, 909, "request body too large or unreadable"),
         None if is_token => oauth::token(&site, &parts.method, &entry),
         None => api(&site, &parts.method, &parts.headers, &entry).await,

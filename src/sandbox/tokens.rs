@@ -1,7 +1,7 @@
 //! Issued access tokens. One token per principal (app or admin user): asking again while it is
 //! valid returns the same token with its lifetime reset, as the spec prescribes.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
 
 use base64::Engine as _;
@@ -42,7 +42,12 @@ pub struct Tokens {
     by_token: HashMap<String, Token>,
     /// Principal (`app:<name>` or `admin:<creditor>#<login>`) to its current access token.
     by_principal: HashMap<String, String>,
+    /// Every access token issued, oldest first (the last `ISSUED_KEPT`): a test aid, so that a
+    /// suite can check that no token ever shows in its logs (tests/secret_watch.py).
+    issued: VecDeque<String>,
 }
+
+const ISSUED_KEPT: usize = 10_000;
 
 impl Tokens {
     /// The principal's token: the current one with its lifetime reset while it is valid,
@@ -69,7 +74,16 @@ impl Tokens {
             .insert(principal.to_owned(), token.access_token.clone());
         self.by_token
             .insert(token.access_token.clone(), token.clone());
+        if self.issued.len() == ISSUED_KEPT {
+            self.issued.pop_front();
+        }
+        self.issued.push_back(token.access_token.clone());
         token
+    }
+
+    /// The access tokens issued so far (the last 10,000), oldest first.
+    pub fn issued(&self) -> Vec<String> {
+        self.issued.iter().cloned().collect()
     }
 
     pub fn check(&self, access_token: &str, now: Duration) -> Result<Scope, Refusal> {
@@ -128,6 +142,8 @@ mod tests {
             tokens.check(&c.access_token, Duration::from_secs(2001)),
             Err(Refusal::Expired)
         );
+        // A renewed token is not issued again; a new one is.
+        assert_eq!(tokens.issued(), vec![a.access_token, c.access_token]);
         assert_ne!(
             tokens
                 .issue("app:y", Scope::Api, Duration::ZERO, TTL)

@@ -1,0 +1,85 @@
+"""Shared by the fault, soak and fork suites: one face for the sync and async clients, and the
+journal check that no POST or PATCH was sent twice."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections import Counter
+from typing import Any
+
+import recurring_payments as rp
+from recurring_payments.testing import FakeServer
+
+_references = itertools.count()
+
+
+class Api:
+    """A `Client` or an `AsyncClient` behind the same blocking calls (async ones run in
+    `asyncio.run`, which the async client supports call after call)."""
+
+    def __init__(self, server: FakeServer, kind: str, **settings: Any) -> None:
+        self.kind = kind
+        self.client: Any = (
+            server.client(**settings) if kind == "sync" else server.async_client(**settings)
+        )
+
+    def _run(self, result: Any) -> Any:
+        return asyncio.run(result) if self.kind == "async" else result
+
+    def get(self, url: str) -> Any:
+        return self._run(self.client.get(url))
+
+    def post(self, url: str, body: Any) -> Any:
+        return self._run(self.client.post(url, body))
+
+    def patch(self, url: str, body: Any) -> Any:
+        return self._run(self.client.patch(url, body))
+
+    def root(self) -> Any:
+        return self._run(self.client.root())
+
+    def close(self) -> None:
+        if self.kind == "async":
+            asyncio.run(self.client.aclose())
+        else:
+            self.client.close()
+
+
+def install_routes(server: FakeServer) -> None:
+    """`GET /thing`, `POST /orders` (201) and `PATCH /orders/1`, as the faults' targets."""
+    server.add_resource("/thing", {"ok": True, "_links": {"self": {"href": "/thing"}}})
+    server.route("POST", "/orders", lambda request: (201, {"reference": request.json["ref"]}))
+    server.route("PATCH", "/orders/1", lambda request: {"patched": request.json["ref"]})
+
+
+def unique_body() -> dict[str, str]:
+    """A body no other request sends, so the journal tells each POST or PATCH apart."""
+    return {"ref": f"ref-{next(_references)}"}
+
+
+def assert_nothing_sent_twice(server: FakeServer) -> None:
+    """Every POST and PATCH body reached the server at most once, except the single replay
+    after a 401 that the protocol prescribes (the 401 says the server did not process it)."""
+    sent = Counter(
+        (r.method, bytes(r.body))
+        for r in server.requests
+        if r.method in ("POST", "PATCH") and r.path != "/oauth/token" and r.status != 401
+    )
+    twice = {key: n for key, n in sent.items() if n > 1}
+    assert not twice, f"sent more than once: {twice}"
+
+
+def assert_still_works(server: FakeServer, api: Api) -> None:
+    """After a fault the same client completes a GET, a POST and a PATCH, each sent once."""
+    assert api.get("/thing")["ok"] is True
+    body = unique_body()
+    assert api.post("/orders", body)["reference"] == body["ref"]
+    assert api.patch("/orders/1", body)["patched"] == body["ref"]
+    assert_nothing_sent_twice(server)
+
+
+def error_class(error: BaseException) -> type[rp.Error]:
+    """The most specific public class of a library error (for exact-class assertions)."""
+    assert isinstance(error, rp.Error), repr(error)
+    return type(error)
