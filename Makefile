@@ -29,17 +29,21 @@ test-python: $(STAMP) ## pytest over tests/ (the public API through the sandbox 
 lint: $(STAMP) ## rustfmt, clippy -D warnings, ruff (lint + format), mypy --strict
 	cargo fmt --check
 	cargo clippy --quiet --all-features --all-targets -- -D warnings
-	$(VENV)/bin/ruff check python tests
-	$(VENV)/bin/ruff format --check python tests
+	$(VENV)/bin/ruff check python tests benches
+	$(VENV)/bin/ruff format --check python tests benches
 	$(VENV)/bin/mypy
 
 fmt: $(PY) ## format Rust and Python sources
 	cargo fmt
-	$(VENV)/bin/ruff format python tests
-	$(VENV)/bin/ruff check --fix python tests
+	$(VENV)/bin/ruff format python tests benches
+	$(VENV)/bin/ruff check --fix python tests benches
 
-bench: $(STAMP) ## the benchmarks of benches/ (so far: sandbox requests/s with wrk)
-	bash benches/sandbox_wrk.sh 5s $(PY)
+BENCH_VENV ?= .venv-bench
+bench: ## the benchmarks of benches/ vs the peers (release build in .venv-bench; BENCHMARKS.md)
+	test -x $(BENCH_VENV)/bin/python || python3 -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install -q -e '.[bench]'
+	bash benches/run.sh $(BENCH_VENV)/bin/python
+	bash benches/sandbox_wrk.sh 5s $(BENCH_VENV)/bin/python
 
 demo: $(STAMP) ## walk the onboarding flow against the embedded sandbox
 	$(PY) -m recurring_payments demo
