@@ -371,30 +371,35 @@ ASYNC_CLIENTS = {
 }
 
 
-async def _drive(follow: AsyncFollow, concurrency: int, total: int) -> float:
-    """Requests per second of `total` follows by `concurrency` workers."""
-    counter = iter(range(total))
+async def _drive(follow: AsyncFollow, concurrency: int, seconds: float) -> float:
+    """Requests per second of `concurrency` workers following for `seconds`."""
+    done = 0
+    deadline = time.perf_counter() + seconds
 
-    async def worker() -> None:
-        for i in counter:
+    async def worker(w: int) -> None:
+        nonlocal done
+        i = w
+        while time.perf_counter() < deadline:
             await follow(i)
+            i += 1
+            done += 1
 
     start = time.perf_counter()
-    await asyncio.gather(*(worker() for _ in range(concurrency)))
-    return total / (time.perf_counter() - start)
+    await asyncio.gather(*(worker(w) for w in range(concurrency)))
+    return done / (time.perf_counter() - start)
 
 
-async def _async_main(server: Server, rounds: int, total: int, out: dict[str, Any]) -> None:
+async def _async_main(server: Server, rounds: int, seconds: float, out: dict[str, Any]) -> None:
     for concurrency in (32, 256):
         clients = {name: await make(server, concurrency) for name, make in ASYNC_CLIENTS.items()}
         results: dict[str, list[float]] = {name: [] for name in clients}
         for follow, _ in clients.values():
-            await _drive(follow, concurrency, max(concurrency * 4, 500))  # warm-up
+            await _drive(follow, concurrency, seconds / 2)  # warm-up: connections, token
         for r in range(rounds):
             names = list(clients)
             names = names[r % len(names) :] + names[: r % len(names)]
             for name in names:
-                results[name].append(await _drive(clients[name][0], concurrency, total))
+                results[name].append(await _drive(clients[name][0], concurrency, seconds))
         for _, close in clients.values():
             await close()
         report(
@@ -406,8 +411,8 @@ async def _async_main(server: Server, rounds: int, total: int, out: dict[str, An
         out[f"async-c{concurrency}/{server.name}"] = results
 
 
-def async_throughput(server: Server, rounds: int, total: int, out: dict[str, Any]) -> None:
-    asyncio.run(_async_main(server, rounds, total, out))
+def async_throughput(server: Server, rounds: int, seconds: float, out: dict[str, Any]) -> None:
+    asyncio.run(_async_main(server, rounds, seconds, out))
 
 
 # -- threads --------------------------------------------------------------------------------------
@@ -513,6 +518,32 @@ def import_time(rounds: int, out: dict[str, Any]) -> None:
     out["import_ms"] = times
 
 
+def environment() -> dict[str, str]:
+    """The machine and the versions, for BENCHMARKS.md."""
+    import platform
+    from importlib import metadata
+
+    def version(name: str) -> str:
+        try:
+            return metadata.version(name)
+        except metadata.PackageNotFoundError:
+            return "missing"
+
+    cpu = "?"
+    try:
+        with open("/proc/cpuinfo") as info:
+            cpu = next(line.split(":", 1)[1].strip() for line in info if "model name" in line)
+    except (OSError, StopIteration):
+        pass
+    peers = ["recurring-payments", "requests", "uritemplate", "httpx", "aiohttp", "pyreqwest"]
+    return {
+        "machine": f"{os.cpu_count()} x {cpu}, {platform.platform()}",
+        "python": sys.version.split()[0],
+        "packages": ", ".join(f"{name} {version(name)}" for name in peers),
+        "load average": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+    }
+
+
 # -- main -----------------------------------------------------------------------------------------
 
 WORKLOADS = ("sequential", "collection", "async", "threads", "memory", "import")
@@ -528,7 +559,8 @@ def main() -> None:
     only = set(args.only.split(","))
     rounds = 1 if args.quick else args.rounds
     scale = 0.01 if args.quick else 1.0
-    out: dict[str, Any] = {}
+    out: dict[str, Any] = {"environment": environment()}
+    print("\n".join(f"# {k}: {v}" for k, v in out["environment"].items()))
     found = servers()
     if not found:
         sys.exit("no server: run benches/run.sh (it sets BENCH_SANDBOX / BENCH_NGINX)")
@@ -538,9 +570,9 @@ def main() -> None:
         if "collection" in only:
             collection(server, rounds, 3 if not args.quick else 1, out)
         if "async" in only:
-            async_throughput(server, rounds, int(5_000 * scale) or 300, out)
+            async_throughput(server, rounds, 1.0 if not args.quick else 0.2, out)
         if "threads" in only:
-            threads(server, rounds, int(500 * scale) or 10, out)
+            threads(server, rounds, int(300 * scale) or 10, out)
     if "memory" in only:
         memory(found[0], 100_000 if not args.quick else 2_000, out)
     if "import" in only:

@@ -62,15 +62,15 @@ class AsyncClient(_ClientBase):
 
     async def get(self, url: str, **variables: Any) -> AsyncResource:
         """GET ``url`` (absolute, relative to ``base_url``, or an RFC 6570 template)."""
-        return await self._send("GET", self._expand(url, variables), None)
+        return await self._send("GET", self._target(url, variables), None)
 
     async def post(self, url: str, body: Any, /, **variables: Any) -> AsyncResource:
         """POST ``body`` as JSON. Never retried (but for the one replay after a 401)."""
-        return await self._send("POST", self._expand(url, variables), body)
+        return await self._send("POST", self._target(url, variables), body)
 
     async def patch(self, url: str, body: Any, /, **variables: Any) -> AsyncResource:
         """PATCH with a JSON merge patch (``application/merge-patch+json``)."""
-        return await self._send("PATCH", self._expand(url, variables), body)
+        return await self._send("PATCH", self._target(url, variables), body)
 
     async def aclose(self) -> None:
         """Forget the token and the cached entry point; later requests raise RuntimeError.

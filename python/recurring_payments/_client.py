@@ -136,7 +136,7 @@ class _ClientBase:
     def _resolve(self, href: str) -> str:
         return self._live().resolve(href)
 
-    def _expand(
+    def _target(
         self,
         href: str,
         variables: Mapping[str, Any],
@@ -144,12 +144,13 @@ class _ClientBase:
         rel: str = "",
         declared: list[str] | None = None,
     ) -> str:
+        """``href`` expanded with ``variables``, not resolved: requests resolve it natively."""
         if templated is None:
             templated = "{" in href
         if not templated:
             if variables:
                 raise TypeError(f"{rel or href!r} is not a template; it takes no variables")
-            return self._resolve(href)
+            return href
         if declared is None:  # a Link passes the list it has parsed once
             declared = _core.template_variables(href)
         unknown = [name for name in variables if name not in declared]
@@ -158,7 +159,7 @@ class _ClientBase:
                 f"{rel or href!r} got unexpected variable(s) {', '.join(map(repr, unknown))}; "
                 f"it declares {', '.join(declared) or 'none'}"
             )
-        return self._resolve(_core.expand_uri_template(href, variables))
+        return _core.expand_uri_template(href, variables)
 
     def _rel_index(self, rels: list[str], curies: list[tuple[str, str]]) -> _core.RelIndex:
         # Pages of one collection share their relations: build each index once.
@@ -215,15 +216,15 @@ class Client(_ClientBase):
 
     def get(self, url: str, **variables: Any) -> Resource:
         """GET ``url`` (absolute, relative to ``base_url``, or an RFC 6570 template)."""
-        return self._send("GET", self._expand(url, variables), None)
+        return self._send("GET", self._target(url, variables), None)
 
     def post(self, url: str, body: Any, /, **variables: Any) -> Resource:
         """POST ``body`` as JSON. Never retried (but for the one replay after a 401)."""
-        return self._send("POST", self._expand(url, variables), body)
+        return self._send("POST", self._target(url, variables), body)
 
     def patch(self, url: str, body: Any, /, **variables: Any) -> Resource:
         """PATCH with a JSON merge patch (``application/merge-patch+json``)."""
-        return self._send("PATCH", self._expand(url, variables), body)
+        return self._send("PATCH", self._target(url, variables), body)
 
     def close(self) -> None:
         """Forget the token and the cached entry point; later requests raise RuntimeError."""
