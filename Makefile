@@ -29,18 +29,22 @@ test-python: $(STAMP) ## pytest over tests/ (the public API through the sandbox 
 lint: $(STAMP) ## rustfmt, clippy -D warnings, ruff (lint + format), mypy --strict, stubtest
 	cargo fmt --check
 	cargo clippy --quiet --all-features --all-targets -- -D warnings
-	$(VENV)/bin/ruff check python tests examples
-	$(VENV)/bin/ruff format --check python tests examples
+	$(VENV)/bin/ruff check python tests examples benches
+	$(VENV)/bin/ruff format --check python tests examples benches
 	$(VENV)/bin/mypy
 	$(PY) -m mypy.stubtest --allowlist stubtest-allowlist.txt recurring_payments
 
 fmt: $(PY) ## format Rust and Python sources
 	cargo fmt
-	$(VENV)/bin/ruff format python tests examples
-	$(VENV)/bin/ruff check --fix python tests examples
+	$(VENV)/bin/ruff format python tests examples benches
+	$(VENV)/bin/ruff check --fix python tests examples benches
 
-bench: $(STAMP) ## the benchmarks of benches/ (so far: sandbox requests/s with wrk)
-	bash benches/sandbox_wrk.sh 5s $(PY)
+BENCH_VENV ?= .venv-bench
+bench: ## the benchmarks of benches/ vs the peers (release build in .venv-bench; BENCHMARKS.md)
+	test -x $(BENCH_VENV)/bin/python || python3 -m venv $(BENCH_VENV)
+	$(BENCH_VENV)/bin/pip install -q -e '.[bench]'
+	bash benches/run.sh $(BENCH_VENV)/bin/python
+	bash benches/sandbox_wrk.sh 5s $(BENCH_VENV)/bin/python
 
 SOAK_SECONDS ?= 300
 soak: $(STAMP) ## the long soak: 64 threads + 256 tasks for SOAK_SECONDS (300), tokens expiring

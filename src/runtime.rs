@@ -56,6 +56,13 @@ impl<T: 'static> PerProcess<T> {
         }
     }
 
+    /// The value of this process, if it has been built (never builds).
+    pub fn get(&self) -> Option<&T> {
+        Self::deref(self.slot.load(Ordering::Acquire))
+            .filter(|slot| slot.pid == std::process::id())
+            .map(|slot| &slot.value)
+    }
+
     fn deref(ptr: *mut Slot<T>) -> Option<&'static Slot<T>> {
         if ptr.is_null() {
             None
@@ -97,6 +104,11 @@ pub fn runtime() -> crate::error::Result<&'static tokio::runtime::Runtime> {
     })
 }
 
+/// The runtime if this process has started it already: a check that needs no GIL release.
+pub fn started() -> Option<&'static tokio::runtime::Runtime> {
+    RUNTIME.get()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -108,6 +120,9 @@ mod tests {
         let b = CELL.get_or_try_init(|| Ok::<_, ()>(vec![2])).unwrap() as *const _;
         assert_eq!(a, b);
         assert!(CELL.get_or_try_init(|| Err("not called")).is_ok());
+        assert_eq!(CELL.get().map(|v| v as *const _), Some(a));
+        static EMPTY: PerProcess<u8> = PerProcess::new();
+        assert!(EMPTY.get().is_none());
         assert!(runtime().is_ok());
     }
 }

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import _thread
 import os
 import sys
 import threading
@@ -91,3 +92,18 @@ def test_client_used_before_fork_works_in_the_child(server: FakeServer, client: 
     assert result == bytes([0])
     assert client.get("/").status == 200  # and the parent still works
     assert len(api_requests(server)) >= 3
+
+
+def test_ctrl_c_interrupts_a_slow_request(server: FakeServer, client: rp.Client) -> None:
+    client.authenticate()
+    server.delay_next(5.0, path="/")
+    timer = threading.Timer(0.3, _thread.interrupt_main)
+    timer.start()
+    start = time.monotonic()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            client.root()
+    finally:
+        timer.cancel()
+    assert time.monotonic() - start < 2.0  # the request was abandoned, not waited for
+    assert client.root().status == 200  # and the client still works

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 import signal
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -110,3 +112,44 @@ def test_help_and_unknown_command(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as exit_info:
         main(["nonsense"])
     assert exit_info.value.code == 2
+
+
+def test_serve_resources_adds_links_and_documents(tmp_path: Path) -> None:
+    spec = {
+        "links": [{"rel": "thing", "href": "/things/{id}", "templated": True}],
+        "resources": {"/things/7": {"n": 7, "_links": {"self": {"href": "/things/7"}}}},
+    }
+    (tmp_path / "spec.json").write_text(json.dumps(spec))
+    process, settings = start("--resources", str(tmp_path / "spec.json"))
+    try:
+        http = Http(Remote(settings))  # type: ignore[arg-type]
+        token = http.token_answer().json["access_token"]
+        link = http.api("GET", "/", token=token).json["_links"][settings["REL_NAMESPACE"] + "thing"]
+        assert link == {"href": settings["BASE_URL"] + "/things/{id}", "templated": True}
+        assert http.api("GET", "/things/7", token=token).json["n"] == 7
+    finally:
+        process.terminate()
+        process.communicate(timeout=10)
+    assert process.returncode == 0
+
+
+@pytest.mark.parametrize(
+    "content", ["not json", '["a list"]', '{"links": [{"href": "/no-rel"}]}', '{"other": 1}']
+)
+def test_serve_refuses_a_bad_resources_file(tmp_path: Path, content: str) -> None:
+    (tmp_path / "spec.json").write_text(content)
+    process = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "recurring_payments",
+            "serve",
+            "--resources",
+            str(tmp_path / "spec.json"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert process.returncode == 1
+    assert "spec.json" in process.stderr

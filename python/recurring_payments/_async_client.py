@@ -80,7 +80,7 @@ class AsyncClient(_ClientBase):
         >>> asyncio.run(aclient.get("/creditors/{reference}", reference="democreditor"))["name"]
         'Demo Creditor SAS'
         """
-        return await self._send("GET", self._expand(url, variables), None)
+        return await self._send("GET", self._target(url, variables), None)
 
     async def post(self, url: str, body: Any, /, **variables: Any) -> AsyncResource:
         """POST ``body`` as JSON. Never retried (but for the one replay after a 401).
@@ -89,7 +89,7 @@ class AsyncClient(_ClientBase):
         >>> order.status, order["state"]
         (201, 'open.running')
         """
-        return await self._send("POST", self._expand(url, variables), body)
+        return await self._send("POST", self._target(url, variables), body)
 
     async def patch(self, url: str, body: Any, /, **variables: Any) -> AsyncResource:
         """PATCH with a JSON merge patch (``application/merge-patch+json``).
@@ -98,7 +98,7 @@ class AsyncClient(_ClientBase):
         >>> asyncio.run(aclient.patch(order.url, {"started": True}))["started"]
         True
         """
-        return await self._send("PATCH", self._expand(url, variables), body)
+        return await self._send("PATCH", self._target(url, variables), body)
 
     async def aclose(self) -> None:
         """Forget the token and the cached entry point; later requests raise RuntimeError.

@@ -41,7 +41,7 @@ class AsyncLink(_LinkBase):
         'Demo Creditor SAS'
         """
         self._warn_if_deprecated()
-        return await self._client._send("GET", self.expand(**variables), None)
+        return await self._client._send("GET", self._target(variables), None)
 
     async def post(self, body: Any = None, /, **variables: Any) -> AsyncResource:
         """POST ``body`` as JSON to this link (never retried; see the README).
@@ -52,7 +52,7 @@ class AsyncLink(_LinkBase):
         """
         self._warn_if_deprecated()
         body = {} if body is None else body
-        return await self._client._send("POST", self.expand(**variables), body)
+        return await self._client._send("POST", self._target(variables), body)
 
     async def patch(self, body: Any, /, **variables: Any) -> AsyncResource:
         """PATCH this link with a JSON merge patch (RFC 7396).
@@ -62,7 +62,7 @@ class AsyncLink(_LinkBase):
         True
         """
         self._warn_if_deprecated()
-        return await self._client._send("PATCH", self.expand(**variables), body)
+        return await self._client._send("PATCH", self._target(variables), body)
 
 
 class AsyncResource(_ResourceBase[AsyncLink]):

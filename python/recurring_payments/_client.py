@@ -176,7 +176,7 @@ class _ClientBase:
             return urljoin(self._base_url, href)
         return native.resolve(href)
 
-    def _expand(
+    def _target(
         self,
         href: str,
         variables: Mapping[str, Any],
@@ -184,12 +184,13 @@ class _ClientBase:
         rel: str = "",
         declared: list[str] | None = None,
     ) -> str:
+        """``href`` expanded with ``variables``, not resolved: requests resolve it natively."""
         if templated is None:
             templated = "{" in href
         if not templated:
             if variables:
                 raise TypeError(f"{rel or href!r} is not a template; it takes no variables")
-            return self._resolve(href)
+            return href
         if declared is None:  # a Link passes the list it has parsed once
             declared = _core.template_variables(href)
         unknown = [name for name in variables if name not in declared]
@@ -198,7 +199,7 @@ class _ClientBase:
                 f"{rel or href!r} got unexpected variable(s) {', '.join(map(repr, unknown))}; "
                 f"it declares {', '.join(declared) or 'none'}"
             )
-        return self._resolve(_core.expand_uri_template(href, variables))
+        return _core.expand_uri_template(href, variables)
 
     def _rel_index(self, rels: list[str], curies: list[tuple[str, str]]) -> _core.RelIndex:
         # Pages of one collection share their relations: build each index once.
@@ -277,7 +278,7 @@ class Client(_ClientBase):
         >>> client.get("/creditors/{reference}", reference="democreditor")["name"]
         'Demo Creditor SAS'
         """
-        return self._send("GET", self._expand(url, variables), None)
+        return self._send("GET", self._target(url, variables), None)
 
     def post(self, url: str, body: Any, /, **variables: Any) -> Resource:
         """POST ``body`` as JSON. Never retried (but for the one replay after a 401).
@@ -286,7 +287,7 @@ class Client(_ClientBase):
         >>> order.status, order["state"]
         (201, 'open.running')
         """
-        return self._send("POST", self._expand(url, variables), body)
+        return self._send("POST", self._target(url, variables), body)
 
     def patch(self, url: str, body: Any, /, **variables: Any) -> Resource:
         """PATCH with a JSON merge patch (``application/merge-patch+json``).
@@ -295,7 +296,7 @@ class Client(_ClientBase):
         >>> client.patch(order.url, {"started": True})["started"]
         True
         """
-        return self._send("PATCH", self._expand(url, variables), body)
+        return self._send("PATCH", self._target(url, variables), body)
 
     def close(self) -> None:
         """Forget the token and the cached entry point; later requests raise RuntimeError.

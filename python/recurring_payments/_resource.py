@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import html
 import warnings
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from . import _core
@@ -36,55 +36,74 @@ class Headers(Mapping[str, str]):
     'application/hal+json; profile="http://127.0.0.1:.../alps/v1";charset=UTF-8'
     """
 
-    __slots__ = ("_items",)
+    __slots__ = ("_items", "_pairs")
 
     def __init__(self, pairs: list[tuple[str, str]] | None = None) -> None:
-        items: dict[str, str] = {}
-        for name, value in pairs or ():
-            key = name.lower()
-            if key in items and key != "set-cookie":
-                items[key] = f"{items[key]}, {value}"
-            else:
-                items[key] = value
-        self._items = items
+        # Folded on first use: most responses' headers are never read.
+        self._pairs = pairs
+        self._items: dict[str, str] | None = None
+
+    def _map(self) -> dict[str, str]:
+        items = self._items
+        if items is None:
+            items = {}
+            for name, value in self._pairs or ():
+                key = name.lower()
+                if key in items and key != "set-cookie":
+                    items[key] = f"{items[key]}, {value}"
+                else:
+                    items[key] = value
+            self._items, self._pairs = items, None
+        return items
 
     def __getitem__(self, name: str) -> str:
-        return self._items[name.lower()]
+        return self._map()[name.lower()]
 
     def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name.lower() in self._items
+        return isinstance(name, str) and name.lower() in self._map()
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._items)
+        return iter(self._map())
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._map())
 
     def __repr__(self) -> str:
-        shown = {k: "***" if k in _SECRET_HEADERS else v for k, v in self._items.items()}
+        shown = {k: "***" if k in _SECRET_HEADERS else v for k, v in self._map().items()}
         return f"Headers({shown!r})"
+
+
+_NO_HEADERS = Headers([])  # shared by embedded resources: immutable, and there are thousands
 
 
 class RelationMap(Mapping[str, V]):
     """``Resource.links`` / ``Resource.embedded``: keys are the full relations as received;
-    lookups also accept the short, attribute and CURIE names of a relation."""
+    lookups also accept the short, attribute and CURIE names of a relation.
 
-    __slots__ = ("_index", "_items")
+    Values are built on first access (a follow reads one link of several)."""
 
-    def __init__(self, items: dict[str, V], index: _core.RelIndex) -> None:
-        self._items = items
+    __slots__ = ("_built", "_index", "_make", "_raw")
+
+    def __init__(self, raw: dict[str, Any], index: _core.RelIndex, make: Callable[[str, Any], V]):
+        self._raw = raw
         self._index = index
+        self._make = make
+        self._built: dict[str, V] = {}
 
     def __getitem__(self, name: str) -> V:
-        try:
-            return self._items[name]
-        except KeyError:
-            return self._items[self._index.resolve(name)]
+        built = self._built.get(name)
+        if built is not None:
+            return built
+        rel = name if name in self._raw else self._index.resolve(name)
+        built = self._built.get(rel)
+        if built is None:
+            built = self._built[rel] = self._make(rel, self._raw[rel])
+        return built
 
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
             return False
-        if name in self._items:
+        if name in self._raw:
             return True
         try:
             return self._index.find(name) is not None
@@ -92,13 +111,13 @@ class RelationMap(Mapping[str, V]):
             return False
 
     def __iter__(self) -> Iterator[str]:
-        return iter(self._items)
+        return iter(self._raw)
 
     def __len__(self) -> int:
-        return len(self._items)
+        return len(self._raw)
 
     def __repr__(self) -> str:
-        return f"{{{', '.join(repr(k) for k in self._items)}}}"
+        return f"{{{', '.join(repr(k) for k in self._raw)}}}"
 
     def _ipython_key_completions_(self) -> list[str]:
         # `res.links["<tab>`: each relation by its short name ("get-mandates").
@@ -136,10 +155,14 @@ class _LinkBase:
         self._client = client
         self.rel = rel
         self.href = data["href"]
-        self.templated = data.get("templated") is True
-        for field in _LINK_FIELDS:
-            value = data.get(field)
-            setattr(self, field, value if isinstance(value, str) else None)
+        templated = self.templated = data.get("templated") is True
+        self.title = self.name = self.type = self.profile = None
+        self.deprecation = self.hreflang = None
+        if len(data) > 1 + templated:  # most links are {"href"} or {"href", "templated"}
+            for field in _LINK_FIELDS:
+                value = data.get(field)
+                if isinstance(value, str):
+                    setattr(self, field, value)
         self._variables: list[str] | None = None
 
     @property
@@ -169,8 +192,14 @@ class _LinkBase:
         ...
         TypeError: '...#get-creditors' got unexpected variable(s) 'ref'; it declares reference
         """
+        return self._client._resolve(self._target(variables))
+
+    def _target(self, variables: Mapping[str, Any]) -> str:
+        # What a request sends: expanded, not yet resolved (the native client resolves it).
+        if not self.templated and not variables:
+            return self.href
         declared = self._declared()
-        return self._client._expand(self.href, variables, self.templated, self.rel, declared)
+        return self._client._target(self.href, variables, self.templated, self.rel, declared)
 
     def _warn_if_deprecated(self) -> None:
         if self.deprecation is not None:
@@ -220,7 +249,7 @@ class Link(_LinkBase):
         'Demo Creditor SAS'
         """
         self._warn_if_deprecated()
-        return self._client._send("GET", self.expand(**variables), None)
+        return self._client._send("GET", self._target(variables), None)
 
     def post(self, body: Any = None, /, **variables: Any) -> Resource:
         """POST ``body`` as JSON to this link (never retried; see the README).
@@ -230,7 +259,7 @@ class Link(_LinkBase):
         (201, True)
         """
         self._warn_if_deprecated()
-        return self._client._send("POST", self.expand(**variables), {} if body is None else body)
+        return self._client._send("POST", self._target(variables), {} if body is None else body)
 
     def patch(self, body: Any, /, **variables: Any) -> Resource:
         """PATCH this link with a JSON merge patch (RFC 7396).
@@ -240,7 +269,7 @@ class Link(_LinkBase):
         True
         """
         self._warn_if_deprecated()
-        return self._client._send("PATCH", self.expand(**variables), body)
+        return self._client._send("PATCH", self._target(variables), body)
 
 
 class _ResourceBase(Mapping[str, Any], Generic[L]):
@@ -270,7 +299,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         self._client = client
         self._doc = document
         self._status = status
-        self._headers = headers if headers is not None else Headers()
+        self._headers = headers if headers is not None else _NO_HEADERS
         self._partial = partial
         self._links: RelationMap[L | list[L]] | None = None
         self._embedded: RelationMap[Self | list[Self]] | None = None
@@ -319,11 +348,14 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         if self._links is None:
             raw = self._doc.get("_links") or {}
             make = self._link
-            items: dict[str, L | list[L]] = {
-                rel: [make(rel, d) for d in value] if isinstance(value, list) else make(rel, value)
-                for rel, value in raw.items()
-            }
-            self._links = RelationMap(items, self._client._rel_index(list(raw), _curies(raw)))
+
+            def build(rel: str, value: Any) -> L | list[L]:
+                return (
+                    [make(rel, d) for d in value] if isinstance(value, list) else make(rel, value)
+                )
+
+            index = self._client._rel_index(list(raw), _curies(raw))
+            self._links = RelationMap(raw, index, build)
         return self._links
 
     @property
@@ -339,14 +371,14 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
             raw = self._doc.get("_embedded") or {}
             client = self._client
             cls = type(self)
-            items: dict[str, Self | list[Self]] = {
-                rel: [cls(client, d, partial=True) for d in value]
-                if isinstance(value, list)
-                else cls(client, value, partial=True)
-                for rel, value in raw.items()
-            }
+
+            def build(rel: str, value: Any) -> Self | list[Self]:
+                if isinstance(value, list):
+                    return [cls(client, d, partial=True) for d in value]
+                return cls(client, value, partial=True)
+
             curies = _curies(self._doc.get("_links") or {})
-            self._embedded = RelationMap(items, client._rel_index(list(raw), curies))
+            self._embedded = RelationMap(raw, client._rel_index(list(raw), curies), build)
         return self._embedded
 
     def __getattr__(self, name: str) -> Any:

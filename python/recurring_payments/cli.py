@@ -7,14 +7,18 @@ Commands: ``demo`` walks the onboarding flow; ``serve`` runs the sandbox in the 
 from __future__ import annotations
 
 import argparse
+import json
 import shlex
 import signal
 import sys
 import threading
 from collections.abc import Callable, Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from . import __version__, _demo, _get
+
+if TYPE_CHECKING:
+    from .testing import FakeServer
 
 ENV_PREFIX = "RECURRING_PAYMENTS_"
 
@@ -64,6 +68,14 @@ def _add_serve(commands: argparse._SubParsersAction[argparse.ArgumentParser]) ->
         help="serve HTTPS with a throwaway CA (printed as SSL_CERT_FILE)",
     )
     serve.add_argument(
+        "--resources",
+        metavar="FILE",
+        help=(
+            'also serve the links and documents of a JSON file: {"links": [{"rel", "href", '
+            '"templated"?}], "resources": {"/path": document}} (the benchmarks use it)'
+        ),
+    )
+    serve.add_argument(
         "--token-ttl",
         type=float,
         default=960.0,
@@ -102,6 +114,13 @@ def _serve(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
         except ValueError as exc:
             print(f"recurring-payments serve: {exc}", file=sys.stderr)
             return 1
+        if args.resources:
+            try:
+                _load_resources(server, args.resources)
+            except (OSError, ValueError, TypeError, KeyError) as exc:
+                server.stop()
+                print(f"recurring-payments serve: {args.resources}: {exc!r}", file=sys.stderr)
+                return 1
         creds = server.credentials
         settings = {
             "BASE_URL": server.base_url,
@@ -128,3 +147,15 @@ def _serve(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def _load_resources(server: FakeServer, path: str) -> None:
+    """Add the links and resources of the JSON file at ``path`` (see ``serve --help``)."""
+    with open(path, encoding="utf-8") as file:
+        spec = json.load(file)
+    if not isinstance(spec, dict) or set(spec) - {"links", "resources"}:
+        raise ValueError("expected an object with 'links' and/or 'resources'")
+    for link in spec.get("links", []):
+        server.add_link(link["rel"], link["href"], templated=link.get("templated") is True)
+    for resource_path, document in spec.get("resources", {}).items():
+        server.add_resource(resource_path, document)

@@ -94,8 +94,11 @@ where
     F: Future<Output = PyResult<T>> + Send + 'static,
     T: for<'a> IntoPyObject<'a> + Send + 'static,
 {
-    // Build the runtime (it starts threads) without the GIL, like every global of the crate.
-    py.detach(runtime)?;
+    // Build the runtime (it starts threads) without the GIL, like every global of the crate;
+    // once built, skip the detach: releasing and retaking the GIL on every call was measurable.
+    if crate::runtime::started().is_none() {
+        py.detach(runtime)?;
+    }
     generic::future_into_py::<IoRuntime, F, T>(py, fut)
 }
 

@@ -102,7 +102,12 @@ fn is_decimal(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
 
 /// Parse a response body into Python objects; it must be a JSON object of HAL shape.
 pub fn parse_document<'py>(py: Python<'py>, body: &[u8]) -> Result<Bound<'py, PyDict>, Error> {
-    let parser = jiter::PythonParse::default();
+    // Keys only: the many keys repeat, values mostly do not (ids, hrefs), and caching them
+    // costs a hash and a lookup each (see BENCHMARKS.md).
+    let parser = jiter::PythonParse {
+        cache_mode: jiter::StringCacheMode::Keys,
+        ..jiter::PythonParse::default()
+    };
     let value = parser.python_parse(py, body).map_err(|e| {
         Error::protocol(format!(
             "response body is not valid JSON: {}",
@@ -118,9 +123,12 @@ pub fn parse_document<'py>(py: Python<'py>, body: &[u8]) -> Result<Bound<'py, Py
 
 /// The HAL rules the client relies on: `_links` an object of link objects (or arrays of them)
 /// with a string `href`, `_embedded` an object of objects (or arrays of them), recursively.
+/// Keys are interned: a `&str` key would build and hash a new Python string per lookup, which
+/// cost a quarter of parsing a large collection.
 fn check_hal(doc: &Bound<'_, PyDict>) -> Result<(), String> {
-    let lookup = |key: &str| doc.get_item(key).map_err(|e| e.to_string());
-    if let Some(links) = lookup("_links")? {
+    let py = doc.py();
+    let links = doc.get_item(pyo3::intern!(py, "_links"));
+    if let Some(links) = links.map_err(|e| e.to_string())? {
         let links = links
             .cast::<PyDict>()
             .map_err(|_| "\"_links\" is not an object".to_owned())?;
@@ -133,7 +141,8 @@ fn check_hal(doc: &Bound<'_, PyDict>) -> Result<(), String> {
             }
         }
     }
-    if let Some(embedded) = lookup("_embedded")? {
+    let embedded = doc.get_item(pyo3::intern!(py, "_embedded"));
+    if let Some(embedded) = embedded.map_err(|e| e.to_string())? {
         let embedded = embedded
             .cast::<PyDict>()
             .map_err(|_| "\"_embedded\" is not an object".to_owned())?;
@@ -156,11 +165,18 @@ fn check_link(rel: &Bound<'_, PyAny>, link: &Bound<'_, PyAny>) -> Result<(), Str
     let link = link
         .cast::<PyDict>()
         .map_err(|_| format!("link {rel} is not an object"))?;
-    match link.get_item("href").map_err(|e| e.to_string())? {
+    let py = link.py();
+    match link
+        .get_item(pyo3::intern!(py, "href"))
+        .map_err(|e| e.to_string())?
+    {
         Some(href) if href.is_instance_of::<PyString>() => {}
         _ => return Err(format!("link {rel} has no string \"href\"")),
     }
-    if let Some(templated) = link.get_item("templated").map_err(|e| e.to_string())? {
+    if let Some(templated) = link
+        .get_item(pyo3::intern!(py, "templated"))
+        .map_err(|e| e.to_string())?
+    {
         if !templated.is_instance_of::<PyBool>() {
             return Err(format!(
                 "link {rel} has a \"templated\" that is not a boolean"
