@@ -125,9 +125,7 @@ def walk(client: Client, steps: list[Step], err: TextIO) -> tuple[str, Resource]
     for step in steps:
         try:
             if step.direct(resource):
-                url = client._resolve(
-                    client._target(step.target, step.variables, rel=step.target)
-                )
+                url = client._resolve(client._target(step.target, step.variables, rel=step.target))
             else:
                 link = _pick_link(resource, step.target)
                 if link.deprecation is not None:

@@ -121,7 +121,7 @@ class RelationMap(Mapping[str, V]):
 
     def _ipython_key_completions_(self) -> list[str]:
         # `res.links["<tab>`: each relation by its short name ("get-mandates").
-        return [self._index.short_name(rel) or rel for rel in self._items]
+        return [self._index.short_name(rel) or rel for rel in self._raw]
 
 
 class _LinkBase:

@@ -451,6 +451,12 @@ class FakeServer:
         whole). ``chunk_delay`` pauses that many seconds before each chunk but the first (a
         slow body). ``chunked=True`` uses chunked transfer encoding instead of
         ``Content-Length``. ``Content-Length`` and ``Transfer-Encoding`` cannot be given.
+
+        >>> server.respond_next(b"\\xff not UTF-8", path="/creditors")
+        >>> client.get("/creditors")
+        Traceback (most recent call last):
+        ...
+        recurring_payments.errors.ProtocolError: ...
         """
         data = body.encode() if isinstance(body, str) else bytes(body)
         self._native.respond_next(
