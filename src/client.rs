@@ -14,7 +14,7 @@ use crate::media;
 use crate::runtime::PerProcess;
 use crate::template;
 use crate::transport::{
-    header_value, Attempt, Outgoing, Response, Transport, TransportConfig, Verify,
+    header_value, Attempt, Driver, Outgoing, Response, Transport, TransportConfig, Verify,
 };
 
 #[derive(Debug, Clone)]
@@ -133,16 +133,18 @@ impl Client {
     }
 
     /// Fetch a token now (validates the credentials).
-    pub async fn authenticate(&self, log: &mut Vec<Attempt>) -> Result<Arc<Token>> {
-        self.cache()?.renew(|| self.fetch_token(log)).await
+    pub async fn authenticate(&self, driver: Driver, log: &mut Vec<Attempt>) -> Result<Arc<Token>> {
+        self.cache()?.renew(|| self.fetch_token(driver, log)).await
     }
 
     /// One API request with the protocol's token rules; `log` receives every attempt.
+    /// `driver` says where this future is polled (and so which connection pool it uses).
     pub async fn request(
         &self,
         method: Method,
         url: Url,
         body: Body,
+        driver: Driver,
         log: &mut Vec<Attempt>,
     ) -> Result<Response> {
         check_scheme(&url, self.allow_http)?;
@@ -171,7 +173,9 @@ impl Client {
         loop {
             let token = if authorized {
                 let cache = self.cache()?;
-                let token = cache.get(self.leeway, || self.fetch_token(log)).await?;
+                let token = cache
+                    .get(self.leeway, || self.fetch_token(driver, log))
+                    .await?;
                 outgoing
                     .headers
                     .insert(AUTHORIZATION, header_value(&token.bearer())?);
@@ -179,7 +183,7 @@ impl Client {
             } else {
                 None
             };
-            let response = self.transport.send(&outgoing, log).await?;
+            let response = self.transport.send(&outgoing, driver, log).await?;
             let method = outgoing.method.as_str();
             if let (401, Some(token)) = (response.status, &token) {
                 // A 401 from another origin (after a redirect) is not about our token.
@@ -196,7 +200,7 @@ impl Client {
         }
     }
 
-    async fn fetch_token(&self, log: &mut Vec<Attempt>) -> Result<Token> {
+    async fn fetch_token(&self, driver: Driver, log: &mut Vec<Attempt>) -> Result<Token> {
         let mut headers = HeaderMap::new();
         headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
         headers.insert(AUTHORIZATION, self.basic.clone());
@@ -211,7 +215,7 @@ impl Client {
             headers,
             body: Some(Bytes::from(body)),
         };
-        let response = self.transport.send(&outgoing, log).await?;
+        let response = self.transport.send(&outgoing, driver, log).await?;
         match response.status {
             200..=299 => Token::from_response(&response.body)
                 .map_err(|e| e.with_request("POST", self.token_url.as_str())),

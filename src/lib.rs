@@ -11,6 +11,7 @@ pub mod runtime;
 pub mod sandbox;
 pub mod template;
 mod text;
+mod tls;
 pub mod transport;
 
 #[cfg(feature = "python")]

@@ -109,6 +109,92 @@ pub fn started() -> Option<&'static tokio::runtime::Runtime> {
     RUNTIME.get()
 }
 
+/// A value owned by one thread of one process. After a fork the child's copy of the parent's
+/// value (a runtime whose epoll fd and sockets the parent still uses) is leaked, never dropped.
+pub struct ThreadOwned<T> {
+    pid: u32,
+    value: std::mem::ManuallyDrop<T>,
+}
+
+impl<T> ThreadOwned<T> {
+    pub fn new(value: T) -> Self {
+        ThreadOwned {
+            pid: std::process::id(),
+            value: std::mem::ManuallyDrop::new(value),
+        }
+    }
+
+    /// The value, if this process built it.
+    pub fn get_mut(&mut self) -> Option<&mut T> {
+        (self.pid == std::process::id()).then_some(&mut *self.value)
+    }
+}
+
+impl<T> Drop for ThreadOwned<T> {
+    fn drop(&mut self) {
+        if self.pid == std::process::id() {
+            // Built by this process and dropped once, here.
+            #[allow(unsafe_code)]
+            unsafe {
+                std::mem::ManuallyDrop::drop(&mut self.value)
+            }
+        }
+    }
+}
+
+/// This thread's current-thread runtime; shut down without waiting when the thread exits.
+struct LocalRuntime(Option<tokio::runtime::Runtime>);
+
+impl Drop for LocalRuntime {
+    fn drop(&mut self) {
+        // A thread-local destructor must not block: a DNS lookup still running on the
+        // runtime's blocking pool is abandoned rather than awaited.
+        if let Some(rt) = self.0.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+thread_local! {
+    static LOCAL: std::cell::RefCell<Option<ThreadOwned<LocalRuntime>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// Run `future` to completion on the calling thread, on its own current-thread runtime (built
+/// on first use, again after a fork). Requests driven here use the thread's own pool
+/// (`transport::Driver::ThisThread`): their connections are polled only while this thread is
+/// in here, so they never serve another thread.
+pub fn block_on_here<F: std::future::Future>(future: F) -> crate::error::Result<F::Output> {
+    let gone = || crate::error::Error::Configuration("this thread's I/O runtime is gone".into());
+    LOCAL
+        .try_with(|cell| {
+            // Borrowed already: a request from inside a request on this thread (a signal handler
+            // run by the interrupt check); tokio would panic on the nested block_on.
+            let mut slot = cell.try_borrow_mut().map_err(|_| {
+                crate::error::Error::Configuration(
+                    "a request cannot start while this thread waits for another one".into(),
+                )
+            })?;
+            if slot.as_mut().and_then(ThreadOwned::get_mut).is_none() {
+                let rt = tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| {
+                        crate::error::Error::Configuration(format!(
+                            "cannot start this thread's I/O runtime: {e}"
+                        ))
+                    })?;
+                // An inherited value is forgotten by ThreadOwned's Drop (other pid).
+                *slot = Some(ThreadOwned::new(LocalRuntime(Some(rt))));
+            }
+            match slot.as_mut().and_then(ThreadOwned::get_mut) {
+                Some(LocalRuntime(Some(rt))) => Ok(rt.block_on(future)),
+                _ => Err(gone()),
+            }
+        })
+        .map_err(|_| gone())?
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

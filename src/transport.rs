@@ -11,7 +11,7 @@ use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::Method;
 
 use crate::error::{Error, HttpFailure, Result};
-use crate::runtime::PerProcess;
+use crate::runtime::{PerProcess, ThreadOwned};
 
 /// How server certificates are checked.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
@@ -100,46 +100,79 @@ pub struct Attempt {
     pub error: Option<String>,
 }
 
-type PoolKey = (Verify, Duration);
-static POOLS: PerProcess<Mutex<HashMap<PoolKey, reqwest::Client>>> = PerProcess::new();
+/// Where a request runs, and so which pool its connections come from. hyper spawns a
+/// connection's task on the runtime current when it connects; a connection must only be used
+/// where that runtime is driven.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Driver {
+    /// A task of the process's multi-thread runtime (`runtime::runtime`): the shared pool.
+    Shared,
+    /// The calling thread, inside `runtime::block_on_here`: that thread's own pool, whose
+    /// connections are driven only while it waits on a request. Threads sharing a client
+    /// each open their own connections, and a request needs no hand-off to a worker.
+    ThisThread,
+}
 
-/// The pooled reqwest client for these TLS and connect settings, built once per process.
-fn pooled_client(config: &TransportConfig) -> Result<reqwest::Client> {
-    let pools = POOLS.get_or_try_init(|| Ok::<_, Error>(Mutex::new(HashMap::new())))?;
+type PoolKey = (Verify, Duration);
+type Pools = HashMap<PoolKey, reqwest::Client>;
+static POOLS: PerProcess<Mutex<Pools>> = PerProcess::new();
+
+thread_local! {
+    /// `Driver::ThisThread` pools; dropped with the thread (after a fork, leaked in the child).
+    static THREAD_POOLS: std::cell::RefCell<Option<ThreadOwned<Pools>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The pooled reqwest client for these TLS and connect settings and this driver, built once
+/// per process (shared) or per thread.
+fn pooled_client(config: &TransportConfig, driver: Driver) -> Result<reqwest::Client> {
     let key = (config.verify.clone(), config.connect_timeout);
+    if driver == Driver::ThisThread {
+        let gone = || Error::Configuration("this thread's connection pool is gone".into());
+        return THREAD_POOLS
+            .try_with(|cell| {
+                let mut slot = cell.try_borrow_mut().map_err(|_| gone())?;
+                if slot.as_mut().and_then(ThreadOwned::get_mut).is_none() {
+                    *slot = Some(ThreadOwned::new(HashMap::new()));
+                }
+                let pools = slot
+                    .as_mut()
+                    .and_then(ThreadOwned::get_mut)
+                    .ok_or_else(gone)?;
+                if let Some(client) = pools.get(&key) {
+                    return Ok(client.clone());
+                }
+                let client = build_client(config)?;
+                pools.insert(key, client.clone());
+                Ok(client)
+            })
+            .map_err(|_| gone())?;
+    }
+    let pools = POOLS.get_or_try_init(|| Ok::<_, Error>(Mutex::new(HashMap::new())))?;
     let mut pools = pools
         .lock()
         .map_err(|_| Error::Configuration("connection pool registry poisoned".into()))?;
     if let Some(client) = pools.get(&key) {
         return Ok(client.clone());
     }
-    let mut builder = reqwest::Client::builder()
+    let client = build_client(config)?;
+    pools.insert(key, client.clone());
+    Ok(client)
+}
+
+fn build_client(config: &TransportConfig) -> Result<reqwest::Client> {
+    // One TLS configuration per process and setting, shared by every pool (src/tls.rs).
+    let tls = crate::tls::client_config(&config.verify)?;
+    reqwest::Client::builder()
         .connect_timeout(config.connect_timeout)
         .pool_idle_timeout(Duration::from_secs(60))
         .tcp_nodelay(true)
-        .redirect(redirect_policy());
-    builder = match &config.verify {
-        Verify::System => builder,
-        Verify::Off => builder.tls_danger_accept_invalid_certs(true),
-        Verify::CaBundle(path) => {
-            let pem = std::fs::read(path).map_err(|e| {
-                Error::Configuration(format!("cannot read CA bundle {path:?}: {e}"))
-            })?;
-            let certs = reqwest::Certificate::from_pem_bundle(&pem)
-                .map_err(|e| Error::Configuration(format!("invalid CA bundle {path:?}: {e}")))?;
-            if certs.is_empty() {
-                return Err(Error::Configuration(format!(
-                    "no certificate in CA bundle {path:?}"
-                )));
-            }
-            builder.tls_certs_only(certs)
-        }
-    };
-    let client = builder.build().map_err(|e| {
-        Error::Configuration(format!("cannot build the HTTP client: {}", describe(&e)))
-    })?;
-    pools.insert(key, client.clone());
-    Ok(client)
+        .redirect(redirect_policy())
+        .tls_backend_preconfigured(tls)
+        .build()
+        .map_err(|e| {
+            Error::Configuration(format!("cannot build the HTTP client: {}", describe(&e)))
+        })
 }
 
 /// Redirects followed per request before giving up.
@@ -170,7 +203,7 @@ pub struct Transport {
 impl Transport {
     pub fn new(config: TransportConfig) -> Result<Transport> {
         // Build (or find) the pool now so a bad CA bundle fails at construction.
-        pooled_client(&config)?;
+        pooled_client(&config, Driver::Shared)?;
         Ok(Transport {
             config: Arc::new(config),
         })
@@ -181,7 +214,12 @@ impl Transport {
     }
 
     /// Send with the retry policy: only GET is retried, on connection errors and 502/503/504.
-    pub async fn send(&self, request: &Outgoing, log: &mut Vec<Attempt>) -> Result<Response> {
+    pub async fn send(
+        &self,
+        request: &Outgoing,
+        driver: Driver,
+        log: &mut Vec<Attempt>,
+    ) -> Result<Response> {
         let retries = if request.method == Method::GET {
             self.config.retries
         } else {
@@ -190,7 +228,7 @@ impl Transport {
         let mut attempt = 0;
         loop {
             let started = Instant::now();
-            let outcome = self.send_once(request).await;
+            let outcome = self.send_once(request, driver).await;
             log.push(Attempt {
                 method: request.method.to_string(),
                 url: request.url.to_string(),
@@ -223,9 +261,16 @@ impl Transport {
         }
     }
 
-    async fn send_once(&self, request: &Outgoing) -> Result<Response> {
+    async fn send_once(&self, request: &Outgoing, driver: Driver) -> Result<Response> {
         let method = request.method.as_str();
-        let client = pooled_client(&self.config)?;
+        if driver == Driver::ThisThread {
+            // This thread's idle connections were not polled while it was away: one turn reads
+            // the pending I/O events, the next runs the woken connection tasks, so a close the
+            // server sent meanwhile is seen before the pool hands that connection out.
+            tokio::task::yield_now().await;
+            tokio::task::yield_now().await;
+        }
+        let client = pooled_client(&self.config, driver)?;
         let mut builder = client
             .request(request.method.clone(), request.url.clone())
             .headers(request.headers.clone())

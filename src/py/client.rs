@@ -5,15 +5,15 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 use reqwest::Method;
 
 use crate::auth::{Credentials, Token as CoreToken};
 use crate::client::{Body, Client, ClientConfig};
-use crate::runtime::runtime;
-use crate::transport::{Attempt, Response, Verify};
+use crate::runtime::block_on_here;
+use crate::transport::{Attempt, Driver, Response, Verify};
 
 use super::{client_async, convert};
 
@@ -188,7 +188,7 @@ impl NativeClient {
         let core = self.core.clone();
         let (outcome, log) = wait(py, async move {
             let mut log = Vec::new();
-            (core.authenticate(&mut log).await, log)
+            (core.authenticate(Driver::ThisThread, &mut log).await, log)
         })?;
         log_attempts(self.logger.bind(py), &log);
         Ok(PyToken { inner: outcome? })
@@ -210,7 +210,8 @@ impl NativeClient {
         let method_name = method.to_string();
         let (outcome, log) = wait(py, async move {
             let mut log = Vec::new();
-            (core.request(method, target, body, &mut log).await, log)
+            let outcome = core.request(method, target, body, Driver::ThisThread, &mut log);
+            (outcome.await, log)
         })?;
         log_attempts(self.logger.bind(py), &log);
         response_tuple(py, &method_name, outcome?)
@@ -325,38 +326,29 @@ pub(crate) fn response_tuple<'py>(
     )
 }
 
-/// Run a core future to completion without the GIL. Every 100 ms it looks for signals, so
-/// Ctrl-C interrupts a slow request (the request is then cancelled).
+/// Run a core future to completion without the GIL, on this thread's own runtime
+/// (`Driver::ThisThread`). Every 100 ms it looks for signals, so Ctrl-C interrupts a slow
+/// request (the future is dropped, which cancels the request).
 ///
-/// The future runs as a task on the runtime rather than on this thread: the connection's own
-/// task lives on a worker, and a request driven from here woke that worker, and was woken by
-/// it, at every step (callgrind and py-spy: a quarter of a follow); a task wakes us once.
+/// The request and its connection are driven here, by the caller, as a blocking client on a
+/// current-thread runtime does: no hand-off to a worker thread and back at every step.
 pub(crate) fn wait<T, F>(py: Python<'_>, future: F) -> PyResult<T>
 where
-    F: Future<Output = T> + Send + 'static,
-    T: Send + 'static,
+    F: Future<Output = T> + Send,
+    T: Send,
 {
-    let rt = runtime()?;
     py.detach(|| {
-        let mut task = rt.spawn(future);
-        rt.block_on(async {
+        block_on_here(async {
+            tokio::pin!(future);
             loop {
                 tokio::select! {
-                    joined = &mut task => {
-                        // Only a panic fails a join (we abort nothing we still await); its
-                        // message is not shown: it could quote a request.
-                        return joined.map_err(|_| {
-                            PyRuntimeError::new_err("the request task panicked (a bug)")
-                        });
-                    }
+                    biased;
+                    value = &mut future => return Ok(value),
                     () = tokio::time::sleep(Duration::from_millis(100)) => {
-                        if let Err(interrupted) = Python::attach(|py| py.check_signals()) {
-                            task.abort(); // dropping the future cancels the request
-                            return Err(interrupted);
-                        }
+                        Python::attach(|py| py.check_signals())?;
                     }
                 }
             }
-        })
+        })?
     })
 }

@@ -10,7 +10,7 @@ use url::Url;
 use crate::auth::Token as CoreToken;
 use crate::client::{Body, Client};
 use crate::error::Error;
-use crate::transport::{Attempt, Response};
+use crate::transport::{Attempt, Driver, Response};
 
 use super::aio;
 use super::client::{log_attempts, response_tuple, PyToken};
@@ -55,7 +55,9 @@ pub(crate) fn request<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     aio::awaitable(py, async move {
         let mut log = Vec::new();
-        let outcome = core.request(method.clone(), url, body, &mut log).await;
+        let outcome = core
+            .request(method.clone(), url, body, Driver::Shared, &mut log)
+            .await;
         Ok(Completion {
             logger,
             log,
@@ -72,7 +74,7 @@ pub(crate) fn authenticate<'py>(
 ) -> PyResult<Bound<'py, PyAny>> {
     aio::awaitable(py, async move {
         let mut log = Vec::new();
-        let outcome = core.authenticate(&mut log).await;
+        let outcome = core.authenticate(Driver::Shared, &mut log).await;
         Ok(Completion {
             logger,
             log,

@@ -1,0 +1,120 @@
+//! The rustls configuration of our HTTP clients, built once per process and `Verify` setting
+//! and cloned into every pool: a sync client has a pool per thread (`transport::Driver`), and
+//! letting reqwest build each one loaded the system trust store again (~2 ms per new thread,
+//! PEM parsing). The same choices as reqwest's own: TLS 1.2 and 1.3, ALPN h2 and http/1.1.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use tokio_rustls::rustls;
+
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::CryptoProvider;
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
+use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme};
+
+use crate::error::{Error, Result};
+use crate::runtime::PerProcess;
+use crate::transport::Verify;
+
+static CONFIGS: PerProcess<Mutex<HashMap<Verify, ClientConfig>>> = PerProcess::new();
+
+/// The TLS configuration for `verify`, built on first use in this process.
+pub fn client_config(verify: &Verify) -> Result<ClientConfig> {
+    let configs = CONFIGS.get_or_try_init(|| Ok::<_, Error>(Mutex::new(HashMap::new())))?;
+    let mut configs = configs
+        .lock()
+        .map_err(|_| Error::Configuration("TLS configuration registry poisoned".into()))?;
+    if let Some(config) = configs.get(verify) {
+        return Ok(config.clone());
+    }
+    let config = build(verify)?;
+    configs.insert(verify.clone(), config.clone());
+    Ok(config)
+}
+
+fn build(verify: &Verify) -> Result<ClientConfig> {
+    let setup = |e: rustls::Error| Error::Configuration(format!("cannot set up TLS: {e}"));
+    let provider = CryptoProvider::get_default()
+        .cloned()
+        .unwrap_or_else(|| Arc::new(rustls::crypto::aws_lc_rs::default_provider()));
+    let builder = ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .map_err(setup)?;
+    let mut config = match verify {
+        // The platform's verifier, as reqwest uses (honours SSL_CERT_FILE/SSL_CERT_DIR).
+        Verify::System => {
+            let verifier = rustls_platform_verifier::Verifier::new(provider).map_err(setup)?;
+            builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(verifier))
+                .with_no_client_auth()
+        }
+        Verify::Off => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(NoVerifier(provider)))
+            .with_no_client_auth(),
+        Verify::CaBundle(path) => {
+            let pem = std::fs::read(path).map_err(|e| {
+                Error::Configuration(format!("cannot read CA bundle {path:?}: {e}"))
+            })?;
+            let invalid = |e: &dyn std::fmt::Display| {
+                Error::Configuration(format!("invalid CA bundle {path:?}: {e}"))
+            };
+            let mut roots = RootCertStore::empty();
+            for cert in CertificateDer::pem_slice_iter(&pem) {
+                let cert = cert.map_err(|e| invalid(&e))?;
+                roots.add(cert).map_err(|e| invalid(&e))?;
+            }
+            if roots.is_empty() {
+                return Err(Error::Configuration(format!(
+                    "no certificate in CA bundle {path:?}"
+                )));
+            }
+            builder.with_root_certificates(roots).with_no_client_auth()
+        }
+    };
+    config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
+    Ok(config)
+}
+
+/// `verify=False`: any certificate is accepted (signatures are still checked to be well-formed
+/// by the handshake itself).
+#[derive(Debug)]
+struct NoVerifier(Arc<CryptoProvider>);
+
+impl ServerCertVerifier for NoVerifier {
+    fn verify_server_cert(
+        &self,
+        _end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp_response: &[u8],
+        _now: UnixTime,
+    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
+        Ok(ServerCertVerified::assertion())
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        _message: &[u8],
+        _cert: &CertificateDer<'_>,
+        _dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        Ok(HandshakeSignatureValid::assertion())
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        _message: &[u8],
+        _cert: &CertificateDer<'_>,
+        _dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        Ok(HandshakeSignatureValid::assertion())
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.0.signature_verification_algorithms.supported_schemes()
+    }
+}

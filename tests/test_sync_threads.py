@@ -1,0 +1,214 @@
+"""The sync client drives its I/O on the calling thread: each thread has its own runtime and
+its own connections, which live as long as the thread (API.md §2, threads)."""
+
+from __future__ import annotations
+
+import select
+import socket
+import sys
+import threading
+import time
+from urllib.parse import urlsplit
+
+import pytest
+
+import recurring_payments as rp
+from recurring_payments.testing import FakeServer
+
+pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/net/tcp")
+
+
+def open_connections(server: FakeServer) -> int:
+    """Established client sockets to the server's port (the client's side of each connection)."""
+    port = urlsplit(server.base_url).port
+    count = 0
+    with open("/proc/net/tcp") as table:
+        next(table)
+        for line in table:
+            fields = line.split()
+            remote_port = int(fields[2].split(":")[1], 16)
+            if remote_port == port and fields[3] == "01":  # 01: ESTABLISHED
+                count += 1
+    return count
+
+
+def test_threads_sharing_a_client_each_reuse_their_own_connection(
+    server: FakeServer, client: rp.Client
+) -> None:
+    client.root()  # the main thread's connection
+    assert open_connections(server) == 1
+    threads = 6
+    done = threading.Barrier(threads + 1)
+    counted = threading.Event()
+    statuses: list[int] = []
+    errors: list[BaseException] = []
+
+    def work() -> None:
+        try:
+            for _ in range(20):
+                statuses.append(client.get("/").status or 0)
+        except BaseException as e:  # collected and asserted below
+            errors.append(e)
+        done.wait()
+        counted.wait(10)  # stay alive (with the connection) until counted
+
+    pool = [threading.Thread(target=work) for _ in range(threads)]
+    for t in pool:
+        t.start()
+    done.wait()
+    try:
+        # 120 requests, one keep-alive connection per thread (plus the main thread's).
+        assert open_connections(server) == threads + 1
+    finally:
+        counted.set()
+        for t in pool:
+            t.join()
+    assert errors == []
+    assert statuses == [200] * (threads * 20)
+
+
+def test_a_thread_that_exits_closes_its_connections_and_others_keep_working(
+    server: FakeServer, client: rp.Client
+) -> None:
+    client.root()
+    for _ in range(3):  # threads come and go, as in a server's thread pool
+        t = threading.Thread(target=lambda: client.get("/"))
+        t.start()
+        t.join()
+        # Its runtime and pool are dropped at exit: no connection is left behind. (join()
+        # returns when Python is done with the thread, a moment before the OS thread ends.)
+        deadline = time.monotonic() + 5
+        while open_connections(server) > 1 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert open_connections(server) == 1
+    results: list[int] = []
+    t = threading.Thread(target=lambda: results.append(client.get("/").status or 0))
+    t.start()
+    t.join()
+    assert results == [200]
+    assert client.get("/").status == 200
+    assert len(server.token_requests) == 1  # the token is the client's, not the thread's
+
+
+def test_the_async_client_does_not_use_the_threads_connections(server: FakeServer) -> None:
+    import asyncio
+
+    with server.client() as client:
+        client.root()
+
+        async def follow() -> int:
+            async with server.async_client() as aclient:
+                return (await aclient.get("/")).status or 0
+
+        # asyncio.run on this thread: the async client's connection is the shared pool's, so
+        # it works although this thread's own runtime is idle while the loop runs.
+        assert asyncio.run(follow()) == 200
+        assert client.get("/").status == 200
+
+
+def test_fork_child_leaves_the_inherited_runtime_alone(
+    server: FakeServer, client: rp.Client
+) -> None:
+    import os
+
+    client.root()  # this thread's runtime and connection now exist, and the child inherits them
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: report and leave without running pytest's teardown
+        status = 1
+        try:
+            ok = [client.get("/").status == 200]  # a new runtime and pool on this thread
+            t = threading.Thread(target=lambda: ok.append(client.get("/").status == 200))
+            t.start()
+            t.join()  # that thread's runtime is dropped at its exit, in the child
+            status = 0 if ok == [True, True] else 2
+        finally:
+            os.write(write, bytes([status]))
+            os._exit(0)
+    os.close(write)
+    deadline = time.monotonic() + 10
+    result = b""
+    while time.monotonic() < deadline and not result:
+        result = os.read(read, 1)
+    os.close(read)
+    os.waitpid(pid, 0)
+    assert result == bytes([0])
+    # The parent's connection was not touched by the child: the same one still serves.
+    assert client.get("/").status == 200
+    assert open_connections(server) == 1
+
+
+class CuttingProxy:
+    """A TCP proxy to the server that can close every client connection while it is idle."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream_port = upstream_port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.peers: dict[socket.socket, socket.socket] = {}
+        self.clients: list[socket.socket] = []
+        self.cut_requested = threading.Event()
+        self.cut_done = threading.Event()
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.run)
+        self.thread.start()
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            if self.cut_requested.is_set():
+                for c in self.clients:
+                    self.drop(c)
+                self.clients.clear()
+                self.cut_requested.clear()
+                self.cut_done.set()
+            readable, _, _ = select.select([self.listener, *self.peers], [], [], 0.02)
+            for s in readable:
+                if s is self.listener:
+                    c, _ = s.accept()
+                    u = socket.create_connection(("127.0.0.1", self.upstream_port))
+                    self.peers[c], self.peers[u] = u, c
+                    self.clients.append(c)
+                elif s in self.peers:
+                    try:
+                        data = s.recv(65536)
+                    except OSError:
+                        data = b""
+                    if data:
+                        self.peers[s].sendall(data)
+                    else:
+                        self.drop(s)
+        for s in list(self.peers):
+            self.drop(s)
+        self.listener.close()
+
+    def drop(self, s: socket.socket) -> None:
+        other = self.peers.pop(s, None)
+        s.close()
+        if other is not None:
+            self.peers.pop(other, None)
+            other.close()
+
+    def cut(self) -> None:
+        self.cut_done.clear()
+        self.cut_requested.set()
+        assert self.cut_done.wait(5)
+
+    def close(self) -> None:
+        self.stopping.set()
+        self.thread.join()
+
+
+def test_a_connection_closed_by_the_server_while_idle_is_not_reused(server: FakeServer) -> None:
+    # The thread's connections are not polled between its requests: the close must still be
+    # seen before the next request picks one (retries=0: a dead pick would be an error).
+    proxy = CuttingProxy(urlsplit(server.base_url).port or 0)
+    try:
+        settings = server._client_settings({"retries": 0})
+        with rp.Client(f"http://127.0.0.1:{proxy.port}", **settings) as client:
+            assert client.get("/").status == 200
+            for _ in range(5):
+                proxy.cut()
+                time.sleep(0.05)  # the FIN has arrived while the thread was away
+                assert client.get("/").status == 200
+    finally:
+        proxy.close()
