@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import _thread
-import os
 import sys
 import threading
 import time
@@ -11,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from conftest import api_requests
+from forking import run_in_child
 
 import recurring_payments as rp
 from recurring_payments.testing import FakeServer
@@ -73,23 +73,7 @@ def test_the_gil_is_released_while_waiting(server: FakeServer, client: rp.Client
 @pytest.mark.skipif(sys.platform != "linux", reason="fork semantics of Linux")
 def test_client_used_before_fork_works_in_the_child(server: FakeServer, client: rp.Client) -> None:
     client.root()  # runtime, pool and token now exist in the parent
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: report and leave without running pytest's teardown
-        status = 1
-        try:
-            status = 0 if client.get("/").status == 200 else 2
-        finally:
-            os.write(write, bytes([status]))
-            os._exit(0)
-    os.close(write)
-    deadline = time.monotonic() + 10
-    result = b""
-    while time.monotonic() < deadline and not result:
-        result = os.read(read, 1)
-    os.close(read)
-    os.waitpid(pid, 0)
-    assert result == bytes([0])
+    assert run_in_child(lambda: 0 if client.get("/").status == 200 else 2, timeout=10) == 0
     assert client.get("/").status == 200  # and the parent still works
     assert len(api_requests(server)) >= 3
 

@@ -5,21 +5,19 @@ the inherited client and exits 0, while the parent keeps working. Nothing is sen
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 import multiprocessing
-import os
-import select
-import signal
 import sys
 import threading
 import time
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
 import pytest
 from fault_kit import assert_nothing_sent_twice, install_routes
+from forking import fork_child, no_fork_warning, wait_child
 
 import recurring_payments as rp
 from recurring_payments.testing import FakeServer
@@ -78,41 +76,6 @@ def child_work(tag: str) -> int:
     return 0
 
 
-@contextmanager
-def no_fork_warning() -> Iterator[None]:
-    # Python 3.12+ warns about forking a process that has threads: that is the point here.
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)
-        yield
-
-
-def fork_child(tag: str) -> tuple[int, int]:
-    """Fork a child running `child_work`; returns (pid, read end of its status pipe)."""
-    read, write = os.pipe()
-    with no_fork_warning():
-        pid = os.fork()
-    if pid == 0:  # the child: report and leave without pytest's teardown
-        status = 1
-        try:
-            status = child_work(tag)
-        finally:
-            os.write(write, bytes([status]))
-            os._exit(status)
-    os.close(write)
-    return pid, read
-
-
-def wait_child(pid: int, read: int, timeout: float = 30.0) -> int:
-    ready, _, _ = select.select([read], [], [], timeout)
-    reported = os.read(read, 1) if ready else b""
-    os.close(read)
-    if not reported:
-        os.kill(pid, signal.SIGKILL)
-    _, status = os.waitpid(pid, 0)
-    assert reported == b"\x00", f"child {pid} hung or failed"
-    return os.waitstatus_to_exitcode(status)
-
-
 @pytest.fixture
 def loaded() -> Iterator[FakeServer]:
     # No DEBUG records while forking (the session turns DEBUG on, see secret_watch.py): a
@@ -147,7 +110,8 @@ def _child_posts(server: FakeServer, prefix: str) -> list[str]:
 def test_os_fork_under_load(loaded: FakeServer) -> None:
     client = _inherited["client"]
     with busy(client):
-        children = [fork_child(f"fork{i}") for i in range(6)]  # overlapping children
+        # Overlapping children: all forked before any is waited for.
+        children = [fork_child(functools.partial(child_work, f"fork{i}")) for i in range(6)]
         assert [wait_child(pid, read) for pid, read in children] == [0] * 6
         assert client.get("/thing")["ok"] is True  # the parent, still under load
     for i in range(6):

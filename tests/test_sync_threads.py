@@ -11,6 +11,7 @@ import time
 from urllib.parse import urlsplit
 
 import pytest
+from forking import run_in_child
 
 import recurring_payments as rp
 from recurring_payments.testing import FakeServer
@@ -109,30 +110,16 @@ def test_the_async_client_does_not_use_the_threads_connections(server: FakeServe
 def test_fork_child_leaves_the_inherited_runtime_alone(
     server: FakeServer, client: rp.Client
 ) -> None:
-    import os
-
     client.root()  # this thread's runtime and connection now exist, and the child inherits them
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: report and leave without running pytest's teardown
-        status = 1
-        try:
-            ok = [client.get("/").status == 200]  # a new runtime and pool on this thread
-            t = threading.Thread(target=lambda: ok.append(client.get("/").status == 200))
-            t.start()
-            t.join()  # that thread's runtime is dropped at its exit, in the child
-            status = 0 if ok == [True, True] else 2
-        finally:
-            os.write(write, bytes([status]))
-            os._exit(0)
-    os.close(write)
-    deadline = time.monotonic() + 10
-    result = b""
-    while time.monotonic() < deadline and not result:
-        result = os.read(read, 1)
-    os.close(read)
-    os.waitpid(pid, 0)
-    assert result == bytes([0])
+
+    def in_child() -> int:
+        ok = [client.get("/").status == 200]  # a new runtime and pool on this thread
+        t = threading.Thread(target=lambda: ok.append(client.get("/").status == 200))
+        t.start()
+        t.join()  # that thread's runtime is dropped at its exit, in the child
+        return 0 if ok == [True, True] else 2
+
+    assert run_in_child(in_child, timeout=10) == 0
     # The parent's connection was not touched by the child: the same one still serves.
     assert client.get("/").status == 200
     assert open_connections(server) == 1
