@@ -124,9 +124,18 @@ impl<T> ThreadOwned<T> {
         }
     }
 
-    /// The value, if this process built it.
-    pub fn get_mut(&mut self) -> Option<&mut T> {
-        (self.pid == std::process::id()).then_some(&mut *self.value)
+    /// The value in `slot` if this process built it; otherwise (empty, or a parent's copy,
+    /// which is forgotten here) the one `build` makes, stored in `slot` first.
+    pub fn get_or_build<E>(
+        slot: &mut Option<Self>,
+        build: impl FnOnce() -> Result<T, E>,
+    ) -> Result<&mut T, E> {
+        let pid = std::process::id();
+        let owned = match slot.take() {
+            Some(owned) if owned.pid == pid => owned,
+            _ => ThreadOwned::new(build()?),
+        };
+        Ok(&mut *slot.insert(owned).value)
     }
 }
 
@@ -175,21 +184,20 @@ pub fn block_on_here<F: std::future::Future>(future: F) -> crate::error::Result<
                     "a request cannot start while this thread waits for another one".into(),
                 )
             })?;
-            if slot.as_mut().and_then(ThreadOwned::get_mut).is_none() {
-                let rt = tokio::runtime::Builder::new_current_thread()
+            let LocalRuntime(rt) = ThreadOwned::get_or_build(&mut slot, || {
+                tokio::runtime::Builder::new_current_thread()
                     .enable_all()
                     .build()
+                    .map(|rt| LocalRuntime(Some(rt)))
                     .map_err(|e| {
                         crate::error::Error::Configuration(format!(
                             "cannot start this thread's I/O runtime: {e}"
                         ))
-                    })?;
-                // An inherited value is forgotten by ThreadOwned's Drop (other pid).
-                *slot = Some(ThreadOwned::new(LocalRuntime(Some(rt))));
-            }
-            match slot.as_mut().and_then(ThreadOwned::get_mut) {
-                Some(LocalRuntime(Some(rt))) => Ok(rt.block_on(future)),
-                _ => Err(gone()),
+                    })
+            })?;
+            match rt {
+                Some(rt) => Ok(rt.block_on(future)),
+                None => Err(gone()),
             }
         })
         .map_err(|_| gone())?

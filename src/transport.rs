@@ -132,19 +132,8 @@ fn pooled_client(config: &TransportConfig, driver: Driver) -> Result<reqwest::Cl
         return THREAD_POOLS
             .try_with(|cell| {
                 let mut slot = cell.try_borrow_mut().map_err(|_| gone())?;
-                if slot.as_mut().and_then(ThreadOwned::get_mut).is_none() {
-                    *slot = Some(ThreadOwned::new(HashMap::new()));
-                }
-                let pools = slot
-                    .as_mut()
-                    .and_then(ThreadOwned::get_mut)
-                    .ok_or_else(gone)?;
-                if let Some(client) = pools.get(&key) {
-                    return Ok(client.clone());
-                }
-                let client = build_client(config)?;
-                pools.insert(key, client.clone());
-                Ok(client)
+                let pools = ThreadOwned::get_or_build(&mut slot, || Ok(HashMap::new()))?;
+                client_in(pools, key, config)
             })
             .map_err(|_| gone())?;
     }
@@ -152,6 +141,11 @@ fn pooled_client(config: &TransportConfig, driver: Driver) -> Result<reqwest::Cl
     let mut pools = pools
         .lock()
         .map_err(|_| Error::Configuration("connection pool registry poisoned".into()))?;
+    client_in(&mut pools, key, config)
+}
+
+/// The client of `pools` for `key`, built and added on first use.
+fn client_in(pools: &mut Pools, key: PoolKey, config: &TransportConfig) -> Result<reqwest::Client> {
     if let Some(client) = pools.get(&key) {
         return Ok(client.clone());
     }
