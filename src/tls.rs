@@ -79,8 +79,8 @@ fn build(verify: &Verify) -> Result<ClientConfig> {
     Ok(config)
 }
 
-/// `verify=False`: any certificate is accepted (signatures are still checked to be well-formed
-/// by the handshake itself).
+/// `verify=False`: any certificate and any handshake signature are accepted, as reqwest's
+/// `danger_accept_invalid_certs` does; only the signature schemes offered come from the provider.
 #[derive(Debug)]
 struct NoVerifier(Arc<CryptoProvider>);
 
