@@ -18,6 +18,7 @@ use pyo3::prelude::*;
 use pyo3_async_runtimes::generic::{self, ContextExt};
 use pyo3_async_runtimes::TaskLocals;
 
+use super::shutdown;
 use crate::runtime::{runtime, PerProcess};
 
 /// The process runtime as seen by pyo3-async-runtimes.
@@ -96,6 +97,13 @@ where
 {
     // Build the runtime (it starts threads) without the GIL, like every global of the crate;
     // once built, skip the detach: releasing and retaking the GIL on every call was measurable.
+    if shutdown::closing() {
+        // Its completion could never be handed back (see `shutdown`); fail like
+        // concurrent.futures does after interpreter shutdown instead of never completing.
+        return Err(pyo3::exceptions::PyRuntimeError::new_err(
+            "cannot start a request after interpreter shutdown",
+        ));
+    }
     if crate::runtime::started().is_none() {
         py.detach(runtime)?;
     }
@@ -132,7 +140,7 @@ fn start_completion_thread() -> std::io::Result<mpsc::Sender<Job>> {
         .name("recurring-payments-asyncio".into())
         .spawn(move || {
             while let Ok(first) = rx.recv() {
-                let ran = Python::try_attach(|_py| {
+                let ran = shutdown::attach(|_py| {
                     run(first);
                     for job in rx.try_iter().take(BATCH - 1) {
                         run(job);

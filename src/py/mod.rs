@@ -8,6 +8,7 @@ mod convert;
 mod errors;
 mod rels;
 mod sandbox;
+mod shutdown;
 mod template;
 
 #[pyo3::pymodule]
@@ -27,6 +28,7 @@ mod _core {
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
-        m.add("__version__", env!("CARGO_PKG_VERSION"))
+        m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+        super::shutdown::register(m)
     }
 }

@@ -12,6 +12,7 @@ use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 
+use super::shutdown;
 use crate::sandbox::faults::Raw;
 use crate::sandbox::journal::Entry;
 use crate::sandbox::store::{Handler, HandlerFailure, HandlerRequest, Reply};
@@ -413,7 +414,7 @@ fn python_handler(callable: Py<PyAny>) -> Handler {
         let callable = Arc::clone(&callable);
         Box::pin(async move {
             let joined = tokio::task::spawn_blocking(move || {
-                Python::try_attach(|py| call_handler(py, &callable, request)).unwrap_or_else(|| {
+                shutdown::attach(|py| call_handler(py, &callable, request)).unwrap_or_else(|| {
                     Err(HandlerFailure {
                         message: "the Python interpreter is shutting down".into(),
                         detail: "the Python interpreter is shutting down".into(),
