@@ -1,9 +1,10 @@
 """The native core of recurring_payments (Rust, PyO3). Import the public API from the package."""
 
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import Any, final
 
 __all__ = [
+    "Document",
     "NativeClient",
     "RelIndex",
     "SandboxRequest",
@@ -97,14 +98,28 @@ class NativeClient:
     def resolve(self, reference: str) -> str: ...
     def request(
         self, method: str, url: str, body: Any = None
-    ) -> tuple[int, str, list[tuple[str, str]], dict[str, Any] | None]: ...
+    ) -> tuple[int, str, list[tuple[str, str]], Document | None]: ...
     def authenticate_async(self) -> Awaitable[Token]:
         """``authenticate`` as an awaitable; call it from a coroutine of the running loop."""
     def request_async(
         self, method: str, url: str, body: Any = None
-    ) -> Awaitable[tuple[int, str, list[tuple[str, str]], dict[str, Any] | None]]:
+    ) -> Awaitable[tuple[int, str, list[tuple[str, str]], Document | None]]:
         """``request`` as an awaitable; call it from a coroutine of the running loop.
         Cancelling the awaiting task cancels the request."""
+
+@final
+class Document(Mapping[str, Any]):
+    """A response document: a read-only mapping whose values become Python objects when first
+    read (then kept); ``_embedded`` holds ``Document`` objects. (A virtual ``Mapping``
+    subclass: registered by ``recurring_payments._resource``.)"""
+
+    def __getitem__(self, key: str, /) -> Any: ...
+    def get(self, key: str, default: Any = None, /) -> Any: ...
+    def __contains__(self, key: object, /) -> bool: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def to_dict(self) -> dict[str, Any]:
+        """The whole object as new Python objects (embedded documents as dicts too)."""
 
 @final
 class RelIndex:

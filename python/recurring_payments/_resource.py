@@ -19,6 +19,9 @@ if TYPE_CHECKING:
 V = TypeVar("V")
 L = TypeVar("L", bound="_LinkBase")
 _HAL_KEYS = ("_links", "_embedded")
+
+# Response bodies arrive as `_core.Document`: a read-only mapping converting fields on access.
+Mapping.register(_core.Document)
 _LINK_FIELDS = ("title", "name", "type", "profile", "deprecation", "hreflang")
 # Masked in repr(): a response could set a session cookie.
 _SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
@@ -290,7 +293,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
     def __init__(
         self,
         client: _ClientBase,
-        document: dict[str, Any],
+        document: Mapping[str, Any],
         *,
         status: int | None = None,
         headers: Headers | None = None,
@@ -488,7 +491,8 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         >>> sorted(client.get_creditors(reference="democreditor").to_dict())
         ['_links', 'name', 'reference']
         """
-        return copy.deepcopy(self._doc)
+        doc = self._doc
+        return doc.to_dict() if isinstance(doc, _core.Document) else copy.deepcopy(dict(doc))
 
     # --- display -----------------------------------------------------------------------------
     def __repr__(self) -> str:

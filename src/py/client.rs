@@ -15,7 +15,7 @@ use crate::client::{Body, Client, ClientConfig};
 use crate::runtime::block_on_here;
 use crate::transport::{Attempt, Driver, Response, Verify};
 
-use super::{client_async, convert};
+use super::{client_async, convert, document};
 
 /// An access token (``client.token``, ``client.authenticate()``), renewed by the client as
 /// needed. Its ``repr()`` never shows the token itself.
@@ -311,9 +311,9 @@ pub(crate) fn response_tuple<'py>(
     let document: Bound<'py, PyAny> = if response.body.is_empty() {
         py.None().into_bound(py)
     } else {
-        convert::parse_document(py, &response.body)
-            .map_err(|e| e.with_request(method, response.url.as_str()))?
-            .into_any()
+        let document = document::parse(response.body)
+            .map_err(|e| e.with_request(method, response.url.as_str()))?;
+        Bound::new(py, document)?.into_any()
     };
     PyTuple::new(
         py,

@@ -1,11 +1,9 @@
-//! Bodies across the boundary: Python objects -> JSON bytes (POST/PATCH), and response bytes ->
-//! Python objects with jiter (no detour through serde_json::Value), checked for HAL shape.
+//! Request bodies across the boundary: Python objects -> JSON bytes (POST/PATCH). Response
+//! bodies go the other way in `document.rs`.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
-
-use crate::error::Error;
 
 /// Deepest body we serialise; deeper is surely a cycle or a mistake.
 const MAX_DEPTH: usize = 256;
@@ -98,90 +96,4 @@ fn write_value(obj: &Bound<'_, PyAny>, out: &mut Vec<u8>, depth: usize) -> PyRes
 fn is_decimal(obj: &Bound<'_, PyAny>) -> PyResult<bool> {
     let ty = obj.get_type();
     Ok(ty.name()? == "Decimal" && ty.module()? == "decimal")
-}
-
-/// Parse a response body into Python objects; it must be a JSON object of HAL shape.
-pub fn parse_document<'py>(py: Python<'py>, body: &[u8]) -> Result<Bound<'py, PyDict>, Error> {
-    // Keys only: the many keys repeat, values mostly do not (ids, hrefs), and caching them
-    // costs a hash and a lookup each (see BENCHMARKS.md).
-    let parser = jiter::PythonParse {
-        cache_mode: jiter::StringCacheMode::Keys,
-        ..jiter::PythonParse::default()
-    };
-    let value = parser.python_parse(py, body).map_err(|e| {
-        Error::protocol(format!(
-            "response body is not valid JSON: {}",
-            e.description(body)
-        ))
-    })?;
-    let doc = value
-        .cast_into::<PyDict>()
-        .map_err(|_| Error::protocol("response body is not a JSON object"))?;
-    check_hal(&doc).map_err(Error::protocol)?;
-    Ok(doc)
-}
-
-/// The HAL rules the client relies on: `_links` an object of link objects (or arrays of them)
-/// with a string `href`, `_embedded` an object of objects (or arrays of them), recursively.
-/// Keys are interned: a `&str` key would build and hash a new Python string per lookup, which
-/// cost a quarter of parsing a large collection.
-fn check_hal(doc: &Bound<'_, PyDict>) -> Result<(), String> {
-    let py = doc.py();
-    let links = doc.get_item(pyo3::intern!(py, "_links"));
-    if let Some(links) = links.map_err(|e| e.to_string())? {
-        let links = links
-            .cast::<PyDict>()
-            .map_err(|_| "\"_links\" is not an object".to_owned())?;
-        for (rel, value) in links.iter() {
-            let each = |link: &Bound<'_, PyAny>| check_link(&rel, link);
-            if let Ok(array) = value.cast::<PyList>() {
-                array.iter().try_for_each(|l| each(&l))?;
-            } else {
-                each(&value)?;
-            }
-        }
-    }
-    let embedded = doc.get_item(pyo3::intern!(py, "_embedded"));
-    if let Some(embedded) = embedded.map_err(|e| e.to_string())? {
-        let embedded = embedded
-            .cast::<PyDict>()
-            .map_err(|_| "\"_embedded\" is not an object".to_owned())?;
-        for (rel, value) in embedded.iter() {
-            let each = |item: &Bound<'_, PyAny>| match item.cast::<PyDict>() {
-                Ok(d) => check_hal(d),
-                Err(_) => Err(format!("embedded {rel} is not an object")),
-            };
-            if let Ok(array) = value.cast::<PyList>() {
-                array.iter().try_for_each(|i| each(&i))?;
-            } else {
-                each(&value)?;
-            }
-        }
-    }
-    Ok(())
-}
-
-fn check_link(rel: &Bound<'_, PyAny>, link: &Bound<'_, PyAny>) -> Result<(), String> {
-    let link = link
-        .cast::<PyDict>()
-        .map_err(|_| format!("link {rel} is not an object"))?;
-    let py = link.py();
-    match link
-        .get_item(pyo3::intern!(py, "href"))
-        .map_err(|e| e.to_string())?
-    {
-        Some(href) if href.is_instance_of::<PyString>() => {}
-        _ => return Err(format!("link {rel} has no string \"href\"")),
-    }
-    if let Some(templated) = link
-        .get_item(pyo3::intern!(py, "templated"))
-        .map_err(|e| e.to_string())?
-    {
-        if !templated.is_instance_of::<PyBool>() {
-            return Err(format!(
-                "link {rel} has a \"templated\" that is not a boolean"
-            ));
-        }
-    }
-    Ok(())
 }

@@ -5,6 +5,7 @@ mod aio;
 mod client;
 mod client_async;
 mod convert;
+mod document;
 mod errors;
 mod rels;
 mod sandbox;
@@ -15,6 +16,8 @@ mod template;
 mod _core {
     #[pymodule_export]
     use super::client::{NativeClient, PyToken};
+    #[pymodule_export]
+    use super::document::Document;
     #[pymodule_export]
     use super::rels::RelIndex;
     #[pymodule_export]

@@ -1,0 +1,425 @@
+//! Response documents that become Python objects on access.
+//!
+//! One pass of jiter over the body validates the JSON and the HAL shape and records where each
+//! field of each object is; no Python object is built. A `Document` (a read-only mapping) then
+//! converts a field when it is first read, and keeps it. A page of 5,000 embedded mandates of
+//! which a loop reads one field each converts 5,000 strings instead of ~150,000 objects: the
+//! conversion to Python, not HTTP, was most of the time of a large collection (BENCHMARKS.md).
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::{Arc, OnceLock};
+
+use bytes::Bytes;
+use jiter::{Jiter, JiterError, Peek, PythonParse, StringCacheMode};
+use pyo3::exceptions::PyKeyError;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple};
+use pyo3::{PyTraverseError, PyVisit};
+
+use crate::error::Error;
+
+/// Objects with more fields than this get a hash index; smaller ones are scanned.
+const SCANNED: usize = 16;
+
+/// Deepest nesting of `_embedded` resources we index (jiter bounds the rest of the nesting).
+const MAX_EMBEDDING: usize = 64;
+
+/// A field name: where it is in the body, or decoded when it had escapes.
+enum Key {
+    At(Range<usize>),
+    Decoded(Box<str>),
+}
+
+impl Key {
+    fn of(name: &str, body: &[u8]) -> Key {
+        let start = (name.as_ptr() as usize).wrapping_sub(body.as_ptr() as usize);
+        if start <= body.len() && name.len() <= body.len() - start {
+            Key::At(start..start + name.len())
+        } else {
+            Key::Decoded(name.into()) // jiter decoded it into its scratch tape
+        }
+    }
+
+    fn text<'a>(&'a self, body: &'a [u8]) -> &'a str {
+        match self {
+            // validated UTF-8 (the whole body is), and jiter cut it at the quotes
+            Key::At(range) => std::str::from_utf8(&body[range.clone()]).unwrap_or_default(),
+            Key::Decoded(text) => text,
+        }
+    }
+}
+
+struct Field {
+    key: Key,
+    value: Range<usize>,
+}
+
+enum Children {
+    One(Arc<Index>),
+    Many(Vec<Arc<Index>>),
+}
+
+/// Where everything of one JSON object of the body is.
+struct Index {
+    span: Range<usize>,
+    /// One per distinct name, in first-seen order; a repeated name keeps its last value.
+    fields: Vec<Field>,
+    by_name: Option<HashMap<Box<str>, usize>>,
+    /// The field `_embedded`, and its relations indexed in turn.
+    embedded: Option<(usize, Vec<(Key, Children)>)>,
+}
+
+impl Index {
+    fn find(&self, body: &[u8], name: &str) -> Option<usize> {
+        match &self.by_name {
+            Some(map) => map.get(name).copied(),
+            None => self.fields.iter().position(|f| f.key.text(body) == name),
+        }
+    }
+}
+
+/// Why a body was refused: JSON syntax (described with jiter's position) or HAL shape.
+enum Refusal {
+    Json(JiterError),
+    Hal(String),
+}
+
+impl From<JiterError> for Refusal {
+    fn from(e: JiterError) -> Self {
+        Refusal::Json(e)
+    }
+}
+
+type Walk<T> = Result<T, Refusal>;
+
+/// Validate `body` (a JSON object of HAL shape) and index it.
+pub fn parse(body: Bytes) -> Result<Document, Error> {
+    let invalid =
+        |what: String| Error::protocol(format!("response body is not valid JSON: {what}"));
+    if let Err(e) = std::str::from_utf8(&body) {
+        return Err(invalid(format!(
+            "invalid UTF-8 at byte {}",
+            e.valid_up_to()
+        )));
+    }
+    let mut jiter = Jiter::new(&body);
+    let walked = index_body(&mut jiter, &body);
+    let index = walked.map_err(|refusal| match refusal {
+        Refusal::Json(e) => invalid(e.description(&jiter)),
+        Refusal::Hal(message) => Error::protocol(message),
+    })?;
+    Ok(Document::new(body, Arc::new(index)))
+}
+
+fn index_body(jiter: &mut Jiter<'_>, body: &[u8]) -> Walk<Index> {
+    let peek = jiter.peek()?;
+    if peek != Peek::Object {
+        jiter.known_skip(peek)?;
+        jiter.finish()?; // invalid JSON is reported as such before its type
+        return Err(Refusal::Hal("response body is not a JSON object".into()));
+    }
+    let index = object(jiter, body, 0)?;
+    jiter.finish()?;
+    Ok(index)
+}
+
+/// Index the object at the cursor (its `{` peeked), checking `_links` and `_embedded`.
+fn object(jiter: &mut Jiter<'_>, body: &[u8], depth: usize) -> Walk<Index> {
+    let start = jiter.current_index();
+    let mut index = Index {
+        span: start..start,
+        fields: Vec::new(),
+        by_name: None,
+        embedded: None,
+    };
+    let mut name = jiter.known_object()?.map(|n| Key::of(n, body));
+    while let Some(key) = name {
+        let peek = jiter.peek()?;
+        let value_start = jiter.current_index();
+        let mut embedded = None;
+        match key.text(body) {
+            "_links" => links(jiter, body, peek)?,
+            "_embedded" => embedded = Some(embedded_rels(jiter, body, peek, depth)?),
+            _ => jiter.known_skip(peek)?,
+        }
+        let at = insert(&mut index, body, key, value_start..jiter.current_index());
+        if let Some(rels) = embedded {
+            index.embedded = Some((at, rels));
+        }
+        name = jiter.next_key()?.map(|n| Key::of(n, body));
+    }
+    index.span.end = jiter.current_index();
+    Ok(index)
+}
+
+/// Add a field (a repeated name replaces the value in place, as a Python dict does).
+fn insert(index: &mut Index, body: &[u8], key: Key, value: Range<usize>) -> usize {
+    if let Some(at) = index.find(body, key.text(body)) {
+        index.fields[at].value = value;
+        return at;
+    }
+    let at = index.fields.len();
+    if let Some(map) = &mut index.by_name {
+        map.insert(key.text(body).into(), at);
+    }
+    index.fields.push(Field { key, value });
+    if index.by_name.is_none() && index.fields.len() > SCANNED {
+        let map = index.fields.iter().enumerate();
+        index.by_name = Some(map.map(|(i, f)| (f.key.text(body).into(), i)).collect());
+    }
+    at
+}
+
+/// `_links`: an object of link objects (or arrays of them), each with a string `href` and,
+/// if any, a boolean `templated`.
+fn links(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek) -> Walk<()> {
+    if peek != Peek::Object {
+        return Err(Refusal::Hal("\"_links\" is not an object".into()));
+    }
+    let mut rel = jiter.known_object()?.map(|n| Key::of(n, body));
+    while let Some(key) = rel {
+        let peek = jiter.peek()?;
+        if peek == Peek::Array {
+            let mut item = jiter.known_array()?;
+            while let Some(peek) = item {
+                link(jiter, body, peek, &key)?;
+                item = jiter.array_step()?;
+            }
+        } else {
+            link(jiter, body, peek, &key)?;
+        }
+        rel = jiter.next_key()?.map(|n| Key::of(n, body));
+    }
+    Ok(())
+}
+
+fn link(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, rel: &Key) -> Walk<()> {
+    let rel = || rel.text(body);
+    if peek != Peek::Object {
+        return Err(Refusal::Hal(format!("link {} is not an object", rel())));
+    }
+    let (mut href, mut templated) = (None, None);
+    let mut name = jiter.known_object()?.map(|n| Key::of(n, body));
+    while let Some(key) = name {
+        let peek = jiter.peek()?;
+        match key.text(body) {
+            "href" => href = Some(peek == Peek::String),
+            "templated" => templated = Some(peek == Peek::True || peek == Peek::False),
+            _ => {}
+        }
+        jiter.known_skip(peek)?;
+        name = jiter.next_key()?.map(|n| Key::of(n, body));
+    }
+    if href != Some(true) {
+        return Err(Refusal::Hal(format!(
+            "link {} has no string \"href\"",
+            rel()
+        )));
+    }
+    if templated == Some(false) {
+        let message = format!("link {} has a \"templated\" that is not a boolean", rel());
+        return Err(Refusal::Hal(message));
+    }
+    Ok(())
+}
+
+/// `_embedded`: an object of objects (or arrays of them), each a HAL document, indexed.
+fn embedded_rels(
+    jiter: &mut Jiter<'_>,
+    body: &[u8],
+    peek: Peek,
+    depth: usize,
+) -> Walk<Vec<(Key, Children)>> {
+    if peek != Peek::Object {
+        return Err(Refusal::Hal("\"_embedded\" is not an object".into()));
+    }
+    if depth >= MAX_EMBEDDING {
+        return Err(Refusal::Hal("embedded resources nested too deeply".into()));
+    }
+    let mut rels: Vec<(Key, Children)> = Vec::new();
+    let mut rel = jiter.known_object()?.map(|n| Key::of(n, body));
+    while let Some(key) = rel {
+        let not_object = || Refusal::Hal(format!("embedded {} is not an object", key.text(body)));
+        let peek = jiter.peek()?;
+        let children = if peek == Peek::Array {
+            let mut items = Vec::new();
+            let mut item = jiter.known_array()?;
+            while let Some(peek) = item {
+                if peek != Peek::Object {
+                    return Err(not_object());
+                }
+                items.push(Arc::new(object(jiter, body, depth + 1)?));
+                item = jiter.array_step()?;
+            }
+            Children::Many(items)
+        } else if peek == Peek::Object {
+            Children::One(Arc::new(object(jiter, body, depth + 1)?))
+        } else {
+            return Err(not_object());
+        };
+        match rels
+            .iter()
+            .position(|(k, _)| k.text(body) == key.text(body))
+        {
+            Some(at) => rels[at].1 = children,
+            None => rels.push((key, children)),
+        }
+        rel = jiter.next_key()?.map(|n| Key::of(n, body));
+    }
+    Ok(rels)
+}
+
+/// A HAL document (or an embedded one) as a read-only mapping whose values are converted to
+/// Python objects when first read, then kept: reading a field twice gives the same object.
+#[pyclass(module = "recurring_payments._core", frozen, mapping)]
+pub struct Document {
+    body: Bytes,
+    index: Arc<Index>,
+    values: Box<[OnceLock<Py<PyAny>>]>,
+}
+
+impl Document {
+    fn new(body: Bytes, index: Arc<Index>) -> Document {
+        let values = index.fields.iter().map(|_| OnceLock::new()).collect();
+        Document {
+            body,
+            index,
+            values,
+        }
+    }
+
+    fn key<'py>(&self, py: Python<'py>, at: usize) -> Bound<'py, PyString> {
+        PyString::new(py, self.index.fields[at].key.text(&self.body))
+    }
+
+    fn value<'py>(&self, py: Python<'py>, at: usize) -> PyResult<Bound<'py, PyAny>> {
+        let cell = &self.values[at];
+        if let Some(value) = cell.get() {
+            return Ok(value.bind(py).clone());
+        }
+        // Under the GIL and without releasing it, nobody else can have set it meanwhile.
+        let value = self.convert(py, at)?;
+        let kept = cell.get_or_init(|| value);
+        Ok(kept.bind(py).clone())
+    }
+
+    fn convert(&self, py: Python<'_>, at: usize) -> PyResult<Py<PyAny>> {
+        if let Some((field, rels)) = &self.index.embedded {
+            if *field == at {
+                return self.embedded(py, rels);
+            }
+        }
+        parse_python(py, &self.body[self.index.fields[at].value.clone()])
+    }
+
+    /// `_embedded` as a dict of relation -> Document (or a list of them).
+    fn embedded(&self, py: Python<'_>, rels: &[(Key, Children)]) -> PyResult<Py<PyAny>> {
+        let child = |index: &Arc<Index>| Document::new(self.body.clone(), Arc::clone(index));
+        let dict = PyDict::new(py);
+        for (key, children) in rels {
+            let value = match children {
+                Children::One(index) => Bound::new(py, child(index))?.into_any(),
+                Children::Many(items) => {
+                    let list = PyList::empty(py);
+                    for index in items {
+                        list.append(Bound::new(py, child(index))?)?;
+                    }
+                    list.into_any()
+                }
+            };
+            dict.set_item(key.text(&self.body), value)?;
+        }
+        Ok(dict.into_any().unbind())
+    }
+
+    fn find(&self, name: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+        match name.cast::<PyString>() {
+            Ok(name) => Ok(self.index.find(&self.body, name.to_str()?)),
+            Err(_) => Ok(None), // only str keys exist
+        }
+    }
+}
+
+/// Python objects of a JSON text already validated by the indexing pass.
+fn parse_python(py: Python<'_>, json: &[u8]) -> PyResult<Py<PyAny>> {
+    let parser = PythonParse {
+        cache_mode: StringCacheMode::Keys,
+        ..PythonParse::default()
+    };
+    let value = parser.python_parse(py, json).map_err(|e| {
+        let message = format!("response body is not valid JSON: {}", e.description(json));
+        PyErr::from(Error::protocol(message))
+    })?;
+    Ok(value.unbind())
+}
+
+#[pymethods]
+impl Document {
+    fn __getitem__<'py>(&self, name: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        match self.find(name)? {
+            Some(at) => self.value(name.py(), at),
+            None => Err(PyKeyError::new_err(name.clone().unbind())),
+        }
+    }
+
+    #[pyo3(signature = (key, default = None, /))]
+    fn get<'py>(
+        &self,
+        key: &Bound<'py, PyAny>,
+        default: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match self.find(key)? {
+            Some(at) => self.value(key.py(), at).map(Some),
+            None => Ok(default),
+        }
+    }
+
+    fn __contains__(&self, name: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.find(name)?.is_some())
+    }
+
+    fn __len__(&self) -> usize {
+        self.index.fields.len()
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.keys(py)?.into_any().try_iter().map(Bound::into_any)
+    }
+
+    /// The names, in document order.
+    fn keys<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, (0..self.values.len()).map(|at| self.key(py, at)))
+    }
+
+    fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let values = (0..self.values.len()).map(|at| self.value(py, at));
+        PyList::new(py, values.collect::<PyResult<Vec<_>>>()?)
+    }
+
+    fn items<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let items = (0..self.values.len()).map(|at| {
+            let pair = [self.key(py, at).into_any(), self.value(py, at)?];
+            PyTuple::new(py, pair)
+        });
+        PyList::new(py, items.collect::<PyResult<Vec<_>>>()?)
+    }
+
+    /// The whole object as new Python objects (embedded documents as dicts too).
+    fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        parse_python(py, &self.body[self.index.span.clone()])
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("<Document {}>", self.keys(py)?.repr()?))
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        for value in self.values.iter() {
+            if let Some(value) = value.get() {
+                visit.call(value)?;
+            }
+        }
+        Ok(())
+    }
+}
