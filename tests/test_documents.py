@@ -31,7 +31,7 @@ def get_raw(served: tuple[FakeServer, rp.Client], body: bytes) -> rp.Resource:
 
 
 def state_of(body: bytes) -> dict[str, Any]:
-    return {k: v for k, v in json.loads(body).items() if k not in HAL}
+    return {k: v for k, v in json.loads(body.decode("utf-8-sig")).items() if k not in HAL}
 
 
 MANY_KEYS = b"{" + b",".join(b'"k%d": %d' % (n, n) for n in range(40)) + b', "k7": "again"}'
@@ -49,6 +49,7 @@ BODIES = [
         id="whitespace",
     ),
     pytest.param(b"{}", id="empty"),
+    pytest.param(b'\xef\xbb\xbf{"bom": "ignored, as RFC 8259 allows"}', id="byte order mark"),
 ]
 
 
@@ -65,7 +66,7 @@ def test_the_state_read_field_by_field_is_what_json_loads_gives(
         assert res[name] == value
         assert res.get(name) == value
     assert res.data == expected
-    assert res.to_dict() == json.loads(body)
+    assert res.to_dict() == json.loads(body.decode("utf-8-sig"))
     assert "missing" not in res and res.get("missing") is None
     with pytest.raises(KeyError):
         res["missing"]
@@ -89,6 +90,13 @@ def test_a_field_read_twice_is_the_same_object(served: tuple[FakeServer, rp.Clie
     res.data["debtor"]["name"] = "changed"
     res.to_dict()["debtor"]["name"] = "changed"
     assert res["debtor"] == {"name": "D"}
+
+
+def test_many_embedded_relations_each_once(served: tuple[FakeServer, rp.Client]) -> None:
+    rels = b",".join(b'"r%d": {"n": %d}' % (n % 50, n) for n in range(100))  # each twice
+    res = get_raw(served, b'{"_embedded": {' + rels + b"}}")
+    assert list(res.embedded) == [f"r{n}" for n in range(50)]
+    assert [res.embedded[f"r{n}"]["n"] for n in (0, 49)] == [50, 99]  # the last one wins
 
 
 def test_embedded_items_are_resources_over_their_own_part(
@@ -152,17 +160,17 @@ def nested_embedding(depth: int) -> bytes:
     return json.dumps(doc).encode()
 
 
-def test_embedding_is_followed_64_levels_deep_and_refused_beyond(
+def test_embedding_is_followed_128_levels_deep_and_refused_beyond(
     served: tuple[FakeServer, rp.Client],
 ) -> None:
-    res: rp.Resource = get_raw(served, nested_embedding(64))
-    for _ in range(64):
+    res: rp.Resource = get_raw(served, nested_embedding(128))
+    for _ in range(128):
         inner = res.embedded["inner"]
         assert isinstance(inner, rp.Resource)
         res = inner
     assert res["leaf"] is True
     with pytest.raises(rp.ProtocolError, match="nested too deeply"):
-        get_raw(served, nested_embedding(65))
+        get_raw(served, nested_embedding(129))
 
 
 def test_a_cycle_through_a_value_read_is_collected(served: tuple[FakeServer, rp.Client]) -> None:

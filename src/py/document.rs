@@ -19,11 +19,11 @@ use pyo3::{PyTraverseError, PyVisit};
 
 use crate::error::Error;
 
-/// Objects with more fields than this get a hash index; smaller ones are scanned.
+/// Objects with more names than this get a hash index; smaller ones are scanned.
 const SCANNED: usize = 16;
 
-/// Deepest nesting of `_embedded` resources we index (jiter bounds the rest of the nesting).
-const MAX_EMBEDDING: usize = 64;
+/// Deepest nesting of `_embedded` resources (the core's limit; jiter bounds other nesting).
+const MAX_EMBEDDING: usize = crate::hal::MAX_EMBEDDING_DEPTH;
 
 /// A field name: where it is in the body, or decoded when it had escapes.
 enum Key {
@@ -50,9 +50,41 @@ impl Key {
     }
 }
 
-struct Field {
-    key: Key,
-    value: Range<usize>,
+/// Names in first-seen order, each once; found by scanning (few) or by hash (many).
+#[derive(Default)]
+struct Names {
+    keys: Vec<Key>,
+    by_name: Option<HashMap<Box<str>, usize>>,
+}
+
+impl Names {
+    fn find(&self, body: &[u8], name: &str) -> Option<usize> {
+        match &self.by_name {
+            Some(map) => map.get(name).copied(),
+            None => self.keys.iter().position(|k| k.text(body) == name),
+        }
+    }
+
+    /// Where `key` is, and whether it was new (a repeated name keeps its first place).
+    fn add(&mut self, body: &[u8], key: Key) -> (usize, bool) {
+        if let Some(at) = self.find(body, key.text(body)) {
+            return (at, false);
+        }
+        let at = self.keys.len();
+        if let Some(map) = &mut self.by_name {
+            map.insert(key.text(body).into(), at);
+        }
+        self.keys.push(key);
+        if self.by_name.is_none() && self.keys.len() > SCANNED {
+            let named = self.keys.iter().enumerate();
+            self.by_name = Some(named.map(|(i, k)| (k.text(body).into(), i)).collect());
+        }
+        (at, true)
+    }
+
+    fn len(&self) -> usize {
+        self.keys.len()
+    }
 }
 
 enum Children {
@@ -63,20 +95,17 @@ enum Children {
 /// Where everything of one JSON object of the body is.
 struct Index {
     span: Range<usize>,
-    /// One per distinct name, in first-seen order; a repeated name keeps its last value.
-    fields: Vec<Field>,
-    by_name: Option<HashMap<Box<str>, usize>>,
+    /// The field names; a repeated name keeps its last value, as in a Python dict.
+    names: Names,
+    values: Vec<Range<usize>>,
     /// The field `_embedded`, and its relations indexed in turn.
-    embedded: Option<(usize, Vec<(Key, Children)>)>,
+    embedded: Option<(usize, Embedded)>,
 }
 
-impl Index {
-    fn find(&self, body: &[u8], name: &str) -> Option<usize> {
-        match &self.by_name {
-            Some(map) => map.get(name).copied(),
-            None => self.fields.iter().position(|f| f.key.text(body) == name),
-        }
-    }
+#[derive(Default)]
+struct Embedded {
+    rels: Names,
+    children: Vec<Children>,
 }
 
 /// Why a body was refused: JSON syntax (described with jiter's position) or HAL shape.
@@ -94,7 +123,11 @@ impl From<JiterError> for Refusal {
 type Walk<T> = Result<T, Refusal>;
 
 /// Validate `body` (a JSON object of HAL shape) and index it.
-pub fn parse(body: Bytes) -> Result<Document, Error> {
+pub fn parse(mut body: Bytes) -> Result<Document, Error> {
+    // RFC 8259 §8.1 lets a parser ignore a byte order mark, as the core's `hal::parse` does.
+    if body.starts_with(b"\xef\xbb\xbf") {
+        body = body.slice(3..);
+    }
     let invalid =
         |what: String| Error::protocol(format!("response body is not valid JSON: {what}"));
     if let Err(e) = std::str::from_utf8(&body) {
@@ -129,8 +162,8 @@ fn object(jiter: &mut Jiter<'_>, body: &[u8], depth: usize) -> Walk<Index> {
     let start = jiter.current_index();
     let mut index = Index {
         span: start..start,
-        fields: Vec::new(),
-        by_name: None,
+        names: Names::default(),
+        values: Vec::new(),
         embedded: None,
     };
     let mut name = jiter.known_object()?.map(|n| Key::of(n, body));
@@ -143,7 +176,17 @@ fn object(jiter: &mut Jiter<'_>, body: &[u8], depth: usize) -> Walk<Index> {
             "_embedded" => embedded = Some(embedded_rels(jiter, body, peek, depth)?),
             _ => jiter.known_skip(peek)?,
         }
-        let at = insert(&mut index, body, key, value_start..jiter.current_index());
+        let value = value_start..jiter.current_index();
+        let at = match index.names.add(body, key) {
+            (at, true) => {
+                index.values.push(value);
+                at
+            }
+            (at, false) => {
+                index.values[at] = value;
+                at
+            }
+        };
         if let Some(rels) = embedded {
             index.embedded = Some((at, rels));
         }
@@ -151,24 +194,6 @@ fn object(jiter: &mut Jiter<'_>, body: &[u8], depth: usize) -> Walk<Index> {
     }
     index.span.end = jiter.current_index();
     Ok(index)
-}
-
-/// Add a field (a repeated name replaces the value in place, as a Python dict does).
-fn insert(index: &mut Index, body: &[u8], key: Key, value: Range<usize>) -> usize {
-    if let Some(at) = index.find(body, key.text(body)) {
-        index.fields[at].value = value;
-        return at;
-    }
-    let at = index.fields.len();
-    if let Some(map) = &mut index.by_name {
-        map.insert(key.text(body).into(), at);
-    }
-    index.fields.push(Field { key, value });
-    if index.by_name.is_none() && index.fields.len() > SCANNED {
-        let map = index.fields.iter().enumerate();
-        index.by_name = Some(map.map(|(i, f)| (f.key.text(body).into(), i)).collect());
-    }
-    at
 }
 
 /// `_links`: an object of link objects (or arrays of them), each with a string `href` and,
@@ -225,19 +250,14 @@ fn link(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, rel: &Key) -> Walk<()> {
 }
 
 /// `_embedded`: an object of objects (or arrays of them), each a HAL document, indexed.
-fn embedded_rels(
-    jiter: &mut Jiter<'_>,
-    body: &[u8],
-    peek: Peek,
-    depth: usize,
-) -> Walk<Vec<(Key, Children)>> {
+fn embedded_rels(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, depth: usize) -> Walk<Embedded> {
     if peek != Peek::Object {
         return Err(Refusal::Hal("\"_embedded\" is not an object".into()));
     }
     if depth >= MAX_EMBEDDING {
         return Err(Refusal::Hal("embedded resources nested too deeply".into()));
     }
-    let mut rels: Vec<(Key, Children)> = Vec::new();
+    let mut embedded = Embedded::default();
     let mut rel = jiter.known_object()?.map(|n| Key::of(n, body));
     while let Some(key) = rel {
         let not_object = || Refusal::Hal(format!("embedded {} is not an object", key.text(body)));
@@ -258,16 +278,13 @@ fn embedded_rels(
         } else {
             return Err(not_object());
         };
-        match rels
-            .iter()
-            .position(|(k, _)| k.text(body) == key.text(body))
-        {
-            Some(at) => rels[at].1 = children,
-            None => rels.push((key, children)),
+        match embedded.rels.add(body, key) {
+            (_, true) => embedded.children.push(children),
+            (at, false) => embedded.children[at] = children,
         }
         rel = jiter.next_key()?.map(|n| Key::of(n, body));
     }
-    Ok(rels)
+    Ok(embedded)
 }
 
 /// A HAL document (or an embedded one) as a read-only mapping whose values are converted to
@@ -281,7 +298,7 @@ pub struct Document {
 
 impl Document {
     fn new(body: Bytes, index: Arc<Index>) -> Document {
-        let values = index.fields.iter().map(|_| OnceLock::new()).collect();
+        let values = index.values.iter().map(|_| OnceLock::new()).collect();
         Document {
             body,
             index,
@@ -290,7 +307,7 @@ impl Document {
     }
 
     fn key<'py>(&self, py: Python<'py>, at: usize) -> Bound<'py, PyString> {
-        PyString::new(py, self.index.fields[at].key.text(&self.body))
+        PyString::new(py, self.index.names.keys[at].text(&self.body))
     }
 
     fn value<'py>(&self, py: Python<'py>, at: usize) -> PyResult<Bound<'py, PyAny>> {
@@ -305,19 +322,19 @@ impl Document {
     }
 
     fn convert(&self, py: Python<'_>, at: usize) -> PyResult<Py<PyAny>> {
-        if let Some((field, rels)) = &self.index.embedded {
+        if let Some((field, embedded)) = &self.index.embedded {
             if *field == at {
-                return self.embedded(py, rels);
+                return self.embedded(py, embedded);
             }
         }
-        parse_python(py, &self.body[self.index.fields[at].value.clone()])
+        parse_python(py, &self.body[self.index.values[at].clone()])
     }
 
     /// `_embedded` as a dict of relation -> Document (or a list of them).
-    fn embedded(&self, py: Python<'_>, rels: &[(Key, Children)]) -> PyResult<Py<PyAny>> {
+    fn embedded(&self, py: Python<'_>, embedded: &Embedded) -> PyResult<Py<PyAny>> {
         let child = |index: &Arc<Index>| Document::new(self.body.clone(), Arc::clone(index));
         let dict = PyDict::new(py);
-        for (key, children) in rels {
+        for (key, children) in embedded.rels.keys.iter().zip(&embedded.children) {
             let value = match children {
                 Children::One(index) => Bound::new(py, child(index))?.into_any(),
                 Children::Many(items) => {
@@ -335,7 +352,7 @@ impl Document {
 
     fn find(&self, name: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
         match name.cast::<PyString>() {
-            Ok(name) => Ok(self.index.find(&self.body, name.to_str()?)),
+            Ok(name) => Ok(self.index.names.find(&self.body, name.to_str()?)),
             Err(_) => Ok(None), // only str keys exist
         }
     }
@@ -380,7 +397,7 @@ impl Document {
     }
 
     fn __len__(&self) -> usize {
-        self.index.fields.len()
+        self.index.names.len()
     }
 
     fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
