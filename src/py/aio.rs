@@ -95,8 +95,6 @@ where
     F: Future<Output = PyResult<T>> + Send + 'static,
     T: for<'a> IntoPyObject<'a> + Send + 'static,
 {
-    // Build the runtime (it starts threads) without the GIL, like every global of the crate;
-    // once built, skip the detach: releasing and retaking the GIL on every call was measurable.
     if shutdown::closing() {
         // Its completion could never be handed back (see `shutdown`); fail like
         // concurrent.futures does after interpreter shutdown instead of never completing.
@@ -104,6 +102,8 @@ where
             "cannot start a request after interpreter shutdown",
         ));
     }
+    // Build the runtime (it starts threads) without the GIL, like every global of the crate;
+    // once built, skip the detach: releasing and retaking the GIL on every call was measurable.
     if crate::runtime::started().is_none() {
         py.detach(runtime)?;
     }

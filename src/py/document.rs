@@ -157,6 +157,16 @@ fn index_body(jiter: &mut Jiter<'_>, body: &[u8]) -> Walk<Index> {
     Ok(index)
 }
 
+/// The first name of the object at the cursor (its `{` peeked); `None` if it is empty.
+fn first_name(jiter: &mut Jiter<'_>, body: &[u8]) -> Walk<Option<Key>> {
+    Ok(jiter.known_object()?.map(|name| Key::of(name, body)))
+}
+
+/// The next name of the object being walked; `None` at its `}`.
+fn next_name(jiter: &mut Jiter<'_>, body: &[u8]) -> Walk<Option<Key>> {
+    Ok(jiter.next_key()?.map(|name| Key::of(name, body)))
+}
+
 /// Index the object at the cursor (its `{` peeked), checking `_links` and `_embedded`.
 fn object(jiter: &mut Jiter<'_>, body: &[u8], depth: usize) -> Walk<Index> {
     let start = jiter.current_index();
@@ -166,7 +176,7 @@ fn object(jiter: &mut Jiter<'_>, body: &[u8], depth: usize) -> Walk<Index> {
         values: Vec::new(),
         embedded: None,
     };
-    let mut name = jiter.known_object()?.map(|n| Key::of(n, body));
+    let mut name = first_name(jiter, body)?;
     while let Some(key) = name {
         let peek = jiter.peek()?;
         let value_start = jiter.current_index();
@@ -190,7 +200,7 @@ fn object(jiter: &mut Jiter<'_>, body: &[u8], depth: usize) -> Walk<Index> {
         if let Some(rels) = embedded {
             index.embedded = Some((at, rels));
         }
-        name = jiter.next_key()?.map(|n| Key::of(n, body));
+        name = next_name(jiter, body)?;
     }
     index.span.end = jiter.current_index();
     Ok(index)
@@ -202,7 +212,7 @@ fn links(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek) -> Walk<()> {
     if peek != Peek::Object {
         return Err(Refusal::Hal("\"_links\" is not an object".into()));
     }
-    let mut rel = jiter.known_object()?.map(|n| Key::of(n, body));
+    let mut rel = first_name(jiter, body)?;
     while let Some(key) = rel {
         let peek = jiter.peek()?;
         if peek == Peek::Array {
@@ -214,7 +224,7 @@ fn links(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek) -> Walk<()> {
         } else {
             link(jiter, body, peek, &key)?;
         }
-        rel = jiter.next_key()?.map(|n| Key::of(n, body));
+        rel = next_name(jiter, body)?;
     }
     Ok(())
 }
@@ -225,7 +235,7 @@ fn link(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, rel: &Key) -> Walk<()> {
         return Err(Refusal::Hal(format!("link {} is not an object", rel())));
     }
     let (mut href, mut templated) = (None, None);
-    let mut name = jiter.known_object()?.map(|n| Key::of(n, body));
+    let mut name = first_name(jiter, body)?;
     while let Some(key) = name {
         let peek = jiter.peek()?;
         match key.text(body) {
@@ -234,7 +244,7 @@ fn link(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, rel: &Key) -> Walk<()> {
             _ => {}
         }
         jiter.known_skip(peek)?;
-        name = jiter.next_key()?.map(|n| Key::of(n, body));
+        name = next_name(jiter, body)?;
     }
     if href != Some(true) {
         return Err(Refusal::Hal(format!(
@@ -258,7 +268,7 @@ fn embedded_rels(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, depth: usize) -
         return Err(Refusal::Hal("embedded resources nested too deeply".into()));
     }
     let mut embedded = Embedded::default();
-    let mut rel = jiter.known_object()?.map(|n| Key::of(n, body));
+    let mut rel = first_name(jiter, body)?;
     while let Some(key) = rel {
         let not_object = || Refusal::Hal(format!("embedded {} is not an object", key.text(body)));
         let peek = jiter.peek()?;
@@ -282,7 +292,7 @@ fn embedded_rels(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, depth: usize) -
             (_, true) => embedded.children.push(children),
             (at, false) => embedded.children[at] = children,
         }
-        rel = jiter.next_key()?.map(|n| Key::of(n, body));
+        rel = next_name(jiter, body)?;
     }
     Ok(embedded)
 }
