@@ -13,7 +13,7 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 $(STAMP): $(PY) pyproject.toml Cargo.toml $(shell find src python -type f 2>/dev/null)
-	$(PY) -m pip install -q -e '.[dev]'
+	MATURIN_PEP517_ARGS="--profile quick" $(PY) -m pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
 dev: $(STAMP) ## create .venv and install the package (editable) with the dev tools
