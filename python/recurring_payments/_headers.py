@@ -7,6 +7,7 @@ raises those exceptions) can both import it without importing each other.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
+from typing import Any
 
 # Masked in repr(): a response could set a session cookie.
 _SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
@@ -59,3 +60,7 @@ class Headers(Mapping[str, str]):
     def __repr__(self) -> str:
         shown = {k: "***" if k in _SECRET_HEADERS else v for k, v in self._map().items()}
         return f"Headers({shown!r})"
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Errors carry headers and must pickle under every protocol: slots alone do not (0, 1).
+        return (Headers, (list(self._map().items()),))
