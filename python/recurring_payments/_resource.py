@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from . import _core
+from ._headers import Headers as Headers  # re-exported: its home before errors needed it
 from .errors import LinkNotFoundError, ProtocolError
 
 if TYPE_CHECKING:
@@ -23,59 +24,6 @@ _HAL_KEYS = ("_links", "_embedded")
 # Response bodies arrive as `_core.Document`: a read-only mapping converting fields on access.
 Mapping.register(_core.Document)
 _LINK_FIELDS = ("title", "name", "type", "profile", "deprecation", "hreflang")
-# Masked in repr(): a response could set a session cookie.
-_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
-
-
-class Headers(Mapping[str, str]):
-    """Response headers: a read-only mapping with case-insensitive names.
-
-    Repeated headers are joined with ``", "`` (``Set-Cookie`` excepted: the last one wins).
-
-    >>> headers = client.root().headers
-    >>> headers["Content-Type"] == headers["content-type"], "ETag" in headers
-    (True, True)
-    >>> headers["content-type"]
-    'application/hal+json; profile="http://127.0.0.1:.../alps/v1";charset=UTF-8'
-    """
-
-    __slots__ = ("_items", "_pairs")
-
-    def __init__(self, pairs: list[tuple[str, str]] | None = None) -> None:
-        # Folded on first use: most responses' headers are never read.
-        self._pairs = pairs
-        self._items: dict[str, str] | None = None
-
-    def _map(self) -> dict[str, str]:
-        items = self._items
-        if items is None:
-            items = {}
-            for name, value in self._pairs or ():
-                key = name.lower()
-                if key in items and key != "set-cookie":
-                    items[key] = f"{items[key]}, {value}"
-                else:
-                    items[key] = value
-            self._items, self._pairs = items, None
-        return items
-
-    def __getitem__(self, name: str) -> str:
-        return self._map()[name.lower()]
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name.lower() in self._map()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._map())
-
-    def __len__(self) -> int:
-        return len(self._map())
-
-    def __repr__(self) -> str:
-        shown = {k: "***" if k in _SECRET_HEADERS else v for k, v in self._map().items()}
-        return f"Headers({shown!r})"
-
-
 _NO_HEADERS = Headers([])  # shared by embedded resources: immutable, and there are thousands
 
 

@@ -65,6 +65,7 @@ fn convert(py: Python<'_>, error: Error) -> PyResult<PyErr> {
             match failure.status {
                 _ if failure.authentication => "AuthenticationError",
                 404 => "NotFoundError",
+                412 => "PreconditionFailedError",
                 400..=499 => "ClientError",
                 500..=599 => "ServerError",
                 _ => "HTTPError",
