@@ -67,10 +67,18 @@ class TransportError(Error):
     GET True
     """
 
-    def __init__(self, message: str, *, method: str | None = None, url: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        method: str | None = None,
+        url: str | None = None,
+        outcome_unknown: bool = False,
+    ):
         super().__init__(message)
         self.method = method
         self.url = url
+        self.outcome_unknown = outcome_unknown
 
 
 class TimeoutError(TransportError, builtins.TimeoutError):
@@ -174,6 +182,10 @@ class NotFoundError(ClientError):
     """
 
 
+class PreconditionFailedError(ClientError):
+    """A 412 answer (temporary definition, replaced by the errors branch)."""
+
+
 class ServerError(HTTPError):
     """A 5xx answer. GET requests are retried first (``retries``, honouring ``Retry-After``).
 
@@ -197,10 +209,20 @@ class ProtocolError(Error):
     recurring_payments.errors.ProtocolError: GET http://...: response body is not valid JSON: ...
     """
 
-    def __init__(self, message: str, *, method: str | None = None, url: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        method: str | None = None,
+        url: str | None = None,
+        status: int | None = None,
+        headers: Any = None,
+    ):
         super().__init__(message)
         self.method = method
         self.url = url
+        self.status = status
+        self.headers = dict(headers or {})
 
 
 class TemplateError(Error, ValueError):
