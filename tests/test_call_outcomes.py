@@ -17,6 +17,7 @@ from fault_kit import Api, install_routes, unique_body
 import recurring_payments as rp
 from recurring_payments.testing import FakeServer
 
+pytestmark = pytest.mark.attack("money")
 KINDS = ["sync", "async"]
 JSON = {"Content-Type": "application/json"}
 
@@ -197,9 +198,7 @@ def test_a_post_to_an_api_that_is_restarting_goes_through_once(kind: str) -> Non
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_retry_after_longer_than_the_deadline_raises_at_once(
-    server: FakeServer, kind: str
-) -> None:
+def test_retry_after_longer_than_the_deadline_raises_at_once(server: FakeServer, kind: str) -> None:
     api = Api(server, kind, total_timeout=2.0, retries=5)
     try:
         api.root()
@@ -322,9 +321,7 @@ def test_extra_headers_cannot_replace_the_protocol_s(server: FakeServer, name: s
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_if_match_is_sent_and_412_is_a_precondition_failure(
-    server: FakeServer, kind: str
-) -> None:
+def test_if_match_is_sent_and_412_is_a_precondition_failure(server: FakeServer, kind: str) -> None:
     api = Api(server, kind)
     try:
         api._run(api.client.patch("/orders/1", unique_body(), if_match='"v7"'))

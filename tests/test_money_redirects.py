@@ -14,6 +14,7 @@ from fault_kit import Api, assert_nothing_sent_twice, unique_body
 import recurring_payments as rp
 from recurring_payments.testing import FakeServer
 
+pytestmark = pytest.mark.attack("money")
 KINDS = ["sync", "async"]
 LANDING = {"landed": True, "_links": {"self": {"href": "/landing"}}}
 
