@@ -50,6 +50,8 @@ class _ClientBase:
         allow_http: bool = False,
         verify: bool | str | os.PathLike[str] = True,
         user_agent: str | None = None,
+        total_timeout: float = 25.0,
+        headers: Mapping[str, str] | None = None,
     ) -> None:
         if not isinstance(credentials, (AppCredentials, AdminCredentials)):
             raise ConfigurationError("credentials must be AppCredentials or AdminCredentials")
@@ -74,6 +76,8 @@ class _ClientBase:
             verify=verify,
             user_agent=_user_agent(user_agent),
             logger=logger,
+            total_timeout=float(total_timeout),
+            headers=list((headers or {}).items()),
         )
         self._indexes: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], _core.RelIndex]
         self._indexes = {}
@@ -289,14 +293,19 @@ class Client(_ClientBase):
         """
         return self._send("POST", self._target(url, variables), body)
 
-    def patch(self, url: str, body: Any, /, **variables: Any) -> Resource:
+    def patch(
+        self, url: str, body: Any, /, *, if_match: str | None = None, **variables: Any
+    ) -> Resource:
         """PATCH with a JSON merge patch (``application/merge-patch+json``).
 
+        ``if_match`` (typically ``res.etag``) sends ``If-Match``: the server applies the patch
+        only to that version, else answers 412 (:class:`PreconditionFailedError`).
+
         >>> order = client.post("/orders", {"reference": "o-1"})
-        >>> client.patch(order.url, {"started": True})["started"]
+        >>> client.patch(order.url, {"started": True}, if_match=order.etag)["started"]
         True
         """
-        return self._send("PATCH", self._target(url, variables), body)
+        return self._send("PATCH", self._target(url, variables), body, if_match)
 
     def close(self) -> None:
         """Forget the token and the cached entry point; later requests raise RuntimeError.
@@ -332,6 +341,7 @@ class Client(_ClientBase):
             pass
         return sorted(names)
 
-    def _send(self, method: str, url: str, body: Any) -> Resource:
-        status, _final_url, headers, document = self._live().request(method, url, body)
+    def _send(self, method: str, url: str, body: Any, if_match: str | None = None) -> Resource:
+        native = self._live()
+        status, _final_url, headers, document = native.request(method, url, body, if_match=if_match)
         return Resource(self, document or {}, status=status, headers=Headers(headers))

@@ -212,15 +212,17 @@ class Link(_LinkBase):
         self._warn_if_deprecated()
         return self._client._send("POST", self._target(variables), {} if body is None else body)
 
-    def patch(self, body: Any, /, **variables: Any) -> Resource:
-        """PATCH this link with a JSON merge patch (RFC 7396).
+    def patch(self, body: Any, /, *, if_match: str | None = None, **variables: Any) -> Resource:
+        """PATCH this link with a JSON merge patch (RFC 7396). ``if_match`` (typically
+        ``res.etag``) sends ``If-Match``: a 412 :class:`PreconditionFailedError` then says the
+        resource changed since it was read, and nothing was changed.
 
         >>> order = client.create_orders.post({"reference": "o-1"})
-        >>> order.links["self"].patch({"started": True})["started"]
+        >>> order.links["self"].patch({"started": True}, if_match=order.etag)["started"]
         True
         """
         self._warn_if_deprecated()
-        return self._client._send("PATCH", self._target(variables), body)
+        return self._client._send("PATCH", self._target(variables), body, if_match)
 
 
 class _ResourceBase(Mapping[str, Any], Generic[L]):
