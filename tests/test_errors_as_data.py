@@ -525,10 +525,8 @@ def test_headers_pickle_and_copy() -> None:
 
 # What the request path must fill in (src/py/errors.rs, rewritten by the lead to pass the new
 # keyword arguments). Strict: the day they pass, the marker must go.
-RUST_SIDE = "src/py/errors.rs does not pass outcome_unknown/status/headers yet (issue 12)"
 
 
-@pytest.mark.xfail(strict=True, reason=RUST_SIDE)
 def test_a_post_cut_after_it_was_written_has_an_unknown_outcome(
     server: FakeServer, target: Target
 ) -> None:
@@ -540,7 +538,6 @@ def test_a_post_cut_after_it_was_written_has_an_unknown_outcome(
     assert pickle.loads(pickle.dumps(caught.value)).outcome_unknown is True
 
 
-@pytest.mark.xfail(strict=True, reason=RUST_SIDE)
 def test_a_201_with_a_malformed_body_says_where(server: FakeServer, target: Target) -> None:
     location = f"{target.base_url}/orders/7"
     server.route("POST", "/orders", lambda request: (201, {"id": 7}))

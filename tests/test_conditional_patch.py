@@ -1,0 +1,56 @@
+"""Conditional updates end to end (API.md §8): the sandbox's strong ETags and `if_match=`,
+sync and async. A PATCH with a stale ETag is a PreconditionFailedError and changes nothing."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Iterator
+
+import pytest
+
+import recurring_payments as rp
+from recurring_payments.testing import FakeServer
+
+pytestmark = pytest.mark.attack("money")
+
+
+@pytest.fixture
+def demo() -> Iterator[FakeServer]:
+    with FakeServer(demo=True) as server:
+        yield server
+
+
+def test_a_stale_etag_is_refused_and_nothing_changes(demo: FakeServer) -> None:
+    with demo.client() as client:
+        order = client.create_orders.post({"reference": "o-1"})
+        assert order.etag and order.etag.startswith('"')
+        patched = order.links["self"].patch({"started": True}, if_match=order.etag)
+        assert patched["started"] is True and patched.etag != order.etag
+        with pytest.raises(rp.PreconditionFailedError) as caught:
+            client.patch(order.url, {"started": False}, if_match=order.etag)
+        assert caught.value.status == 412 and caught.value.code == 911
+        assert caught.value.outcome_unknown is False
+        assert client.get(order.url)["started"] is True  # the stale patch changed nothing
+        again = client.patch(order.url, {"started": False}, if_match=patched.etag)
+        assert again["started"] is False
+
+
+def test_the_async_client_sends_if_match_too(demo: FakeServer) -> None:
+    async def scenario() -> None:
+        async with demo.async_client() as client:
+            order = await client.create_orders.post({"reference": "o-2"})
+            await client.patch(order.url, {"started": True}, if_match=order.etag)
+            with pytest.raises(rp.PreconditionFailedError):
+                await order.links["self"].patch({"started": False}, if_match=order.etag)
+            assert (await client.get(order.url))["started"] is True
+
+    asyncio.run(scenario())
+
+
+def test_if_match_with_a_line_break_is_refused_before_sending(demo: FakeServer) -> None:
+    with demo.client() as client:
+        order = client.create_orders.post({"reference": "o-3"})
+        demo.clear_requests()
+        with pytest.raises(rp.ConfigurationError, match="if_match"):
+            client.patch(order.url, {"started": True}, if_match='"x"\r\nX-Evil: 1')
+        assert [r for r in demo.requests if r.method == "PATCH"] == []
