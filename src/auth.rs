@@ -105,14 +105,23 @@ pub struct Token {
 const MAX_TOKEN_LENGTH: usize = 4096;
 
 impl Token {
-    /// Parse the token endpoint's JSON answer (spec: "Token response").
-    pub fn from_response(body: &[u8]) -> Result<Token> {
+    /// Parse the token endpoint's JSON answer (spec: "Token response"). `requested_scope` is
+    /// what the token request asked for: an omitted `scope` means that one (RFC 6749 §5.1).
+    pub fn from_response(body: &[u8], requested_scope: &str) -> Result<Token> {
         let value: serde_json::Value = serde_json::from_slice(body)
             .map_err(|_| Error::protocol("token response is not JSON"))?;
         let object = value
             .as_object()
             .ok_or_else(|| Error::protocol("token response is not a JSON object"))?;
         let text = |key: &str| object.get(key).and_then(|v| v.as_str());
+        // An optional field, if present, must be a string: a number or null is not "omitted".
+        let optional_text = |key: &str| match object.get(key) {
+            None => Ok(None),
+            Some(serde_json::Value::String(s)) => Ok(Some(s.as_str())),
+            Some(_) => Err(Error::protocol(format!(
+                "token response has a {key} that is not a string"
+            ))),
+        };
         let access_token = text("access_token")
             .filter(|t| !t.is_empty())
             .ok_or_else(|| Error::protocol("token response has no access_token"))?;
@@ -123,7 +132,7 @@ impl Token {
                 "token response has a malformed access_token",
             ));
         }
-        let token_type = text("token_type").unwrap_or("bearer");
+        let token_type = optional_text("token_type")?.unwrap_or("bearer");
         if !token_type.eq_ignore_ascii_case("bearer") {
             return Err(Error::protocol(format!(
                 "token response has token_type {token_type:?}, expected \"bearer\""
@@ -136,10 +145,12 @@ impl Token {
                 .ok_or_else(|| Error::protocol("token response has an invalid expires_in"))?,
             None => return Err(Error::protocol("token response has no expires_in")),
         };
+        let scope = optional_text("scope")?.unwrap_or(requested_scope);
         Ok(Token {
             access_token: access_token.to_owned(),
-            token_type: token_type.to_owned(),
-            scope: text("scope").unwrap_or_default().to_owned(),
+            // Token types are case-insensitive (RFC 6749 §5.1); we document the lower case.
+            token_type: "bearer".to_owned(),
+            scope: scope.to_owned(),
             jti: text("jti").unwrap_or_default().to_owned(),
             expires_in,
             issued_wall: SystemTime::now(),
@@ -255,7 +266,7 @@ mod tests {
         let body = format!(
             r#"{{"access_token":"abc","token_type":"bearer","expires_in":{expires_in},"scope":"api","jti":"j"}}"#
         );
-        Token::from_response(body.as_bytes()).unwrap()
+        Token::from_response(body.as_bytes(), "api").unwrap()
     }
 
     #[test]
@@ -292,15 +303,34 @@ mod tests {
             r#"{"access_token":"a","expires_in":"soon"}"#,
             r#"{"access_token":"a"}"#,
             r#"{"access_token":"a b","expires_in":1}"#,
+            // Present but not a string: not the same as omitted.
+            r#"{"access_token":"a","token_type":1,"expires_in":1}"#,
+            r#"{"access_token":"a","token_type":null,"expires_in":1}"#,
+            r#"{"access_token":"a","expires_in":1,"scope":["api"]}"#,
         ] {
             assert!(
                 matches!(
-                    Token::from_response(bad.as_bytes()),
+                    Token::from_response(bad.as_bytes(), "api"),
                     Err(Error::Protocol { .. })
                 ),
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn token_type_is_lower_case_and_an_omitted_scope_is_the_requested_one() {
+        let body = br#"{"access_token":"a","token_type":"Bearer","expires_in":1}"#;
+        let t = Token::from_response(body, "api_admin").unwrap();
+        assert_eq!(
+            (t.token_type.as_str(), t.scope.as_str()),
+            ("bearer", "api_admin")
+        );
+        let body = br#"{"access_token":"a","token_type":"BEARER","expires_in":1,"scope":"api"}"#;
+        let t = Token::from_response(body, "api_admin").unwrap();
+        assert_eq!((t.token_type.as_str(), t.scope.as_str()), ("bearer", "api"));
+        let omitted = Token::from_response(br#"{"access_token":"a","expires_in":1}"#, "api");
+        assert_eq!(omitted.unwrap().token_type, "bearer");
     }
 
     #[test]

@@ -217,7 +217,7 @@ impl Client {
         };
         let response = self.transport.send(&outgoing, driver, log).await?;
         match response.status {
-            200..=299 => Token::from_response(&response.body)
+            200..=299 => Token::from_response(&response.body, self.scope)
                 .map_err(|e| e.with_request("POST", self.token_url.as_str())),
             400 | 401 => Err(response.into_failure("POST", true)),
             _ => Err(response.into_failure("POST", false)),
