@@ -1,10 +1,11 @@
 //! Credentials, tokens and the single-flight token cache (API.md §3).
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
+use tokio::sync::watch;
 
 use crate::error::{Error, Result};
 
@@ -105,14 +106,23 @@ pub struct Token {
 const MAX_TOKEN_LENGTH: usize = 4096;
 
 impl Token {
-    /// Parse the token endpoint's JSON answer (spec: "Token response").
-    pub fn from_response(body: &[u8]) -> Result<Token> {
+    /// Parse the token endpoint's JSON answer (spec: "Token response"). `requested_scope` is
+    /// what the token request asked for: an omitted `scope` means that one (RFC 6749 §5.1).
+    pub fn from_response(body: &[u8], requested_scope: &str) -> Result<Token> {
         let value: serde_json::Value = serde_json::from_slice(body)
             .map_err(|_| Error::protocol("token response is not JSON"))?;
         let object = value
             .as_object()
             .ok_or_else(|| Error::protocol("token response is not a JSON object"))?;
         let text = |key: &str| object.get(key).and_then(|v| v.as_str());
+        // An optional field, if present, must be a string: a number or null is not "omitted".
+        let optional_text = |key: &str| match object.get(key) {
+            None => Ok(None),
+            Some(serde_json::Value::String(s)) => Ok(Some(s.as_str())),
+            Some(_) => Err(Error::protocol(format!(
+                "token response has a {key} that is not a string"
+            ))),
+        };
         let access_token = text("access_token")
             .filter(|t| !t.is_empty())
             .ok_or_else(|| Error::protocol("token response has no access_token"))?;
@@ -123,7 +133,7 @@ impl Token {
                 "token response has a malformed access_token",
             ));
         }
-        let token_type = text("token_type").unwrap_or("bearer");
+        let token_type = optional_text("token_type")?.unwrap_or("bearer");
         if !token_type.eq_ignore_ascii_case("bearer") {
             return Err(Error::protocol(format!(
                 "token response has token_type {token_type:?}, expected \"bearer\""
@@ -136,10 +146,12 @@ impl Token {
                 .ok_or_else(|| Error::protocol("token response has an invalid expires_in"))?,
             None => return Err(Error::protocol("token response has no expires_in")),
         };
+        let scope = optional_text("scope")?.unwrap_or(requested_scope);
         Ok(Token {
             access_token: access_token.to_owned(),
-            token_type: token_type.to_owned(),
-            scope: text("scope").unwrap_or_default().to_owned(),
+            // Token types are case-insensitive (RFC 6749 §5.1); we document the lower case.
+            token_type: "bearer".to_owned(),
+            scope: scope.to_owned(),
             jti: text("jti").unwrap_or_default().to_owned(),
             expires_in,
             issued_wall: SystemTime::now(),
@@ -185,63 +197,172 @@ impl fmt::Debug for Token {
     }
 }
 
-/// The cached token of one client, with at most one token request in flight.
+/// The cached token of one client, with at most one token request (a "flight") in flight.
+///
+/// Every caller that needs a token while a flight is under way waits for that flight and gets
+/// its outcome, success or failure (API.md §8 "Failures are shared"): N waiters of a failing
+/// token endpoint cost one token request, not N in a row. Waiters may live on other threads
+/// with their own current-thread runtimes (sync client) or on the shared runtime (async
+/// client): they wait on a tokio `watch`, which wakes across runtimes.
 #[derive(Default)]
 pub struct TokenCache {
-    /// Held only to read or swap the pointer, never across an await.
-    current: Mutex<Option<Arc<Token>>>,
-    /// Serialises token requests; a tokio mutex so waiting tasks yield and cancellation frees it.
-    refresh: tokio::sync::Mutex<()>,
+    /// Held only to read or swap the token or the flight, never across an await.
+    state: Mutex<State>,
+}
+
+#[derive(Default)]
+struct State {
+    current: Option<Arc<Token>>,
+    flight: Option<Flight>,
+    /// Tells flights apart, so a finished or abandoned flight never clears its successor.
+    flights_started: u64,
+}
+
+/// The flight under way: its outcome is published once, when its leader lands it.
+struct Flight {
+    id: u64,
+    outcome: watch::Receiver<Option<Outcome>>,
+}
+
+type Outcome = Result<Arc<Token>>;
+
+/// What a caller does about a token.
+enum Role<'a> {
+    Cached(Arc<Token>),
+    Wait(watch::Receiver<Option<Outcome>>),
+    Lead(Leader<'a>),
+}
+
+/// The caller that sends the token request of a flight. Dropped without landing (its future
+/// cancelled: task cancelled, Ctrl-C, deadline), it withdraws the flight and closes the
+/// channel: the waiters wake with no outcome and one of them starts a new flight.
+struct Leader<'a> {
+    cache: &'a TokenCache,
+    id: u64,
+    outcome: Option<watch::Sender<Option<Outcome>>>,
+}
+
+impl Leader<'_> {
+    /// Store the token (if any), end the flight and hand its outcome to every waiter.
+    fn land(mut self, outcome: Outcome) -> Outcome {
+        let mut state = self.cache.lock();
+        if let Ok(token) = &outcome {
+            state.current = Some(token.clone());
+        }
+        state.end_flight(self.id);
+        if let Some(sender) = self.outcome.take() {
+            sender.send_replace(Some(outcome.clone()));
+        }
+        outcome
+    }
+}
+
+impl Drop for Leader<'_> {
+    fn drop(&mut self) {
+        if let Some(sender) = self.outcome.take() {
+            // Withdraw the flight before closing it, so no caller joins a dead flight.
+            self.cache.lock().end_flight(self.id);
+            drop(sender);
+        }
+    }
+}
+
+impl State {
+    fn end_flight(&mut self, id: u64) {
+        if self.flight.as_ref().is_some_and(|f| f.id == id) {
+            self.flight = None;
+        }
+    }
 }
 
 impl TokenCache {
+    fn lock(&self) -> std::sync::MutexGuard<'_, State> {
+        // Nothing panics while holding it; a poisoned state is still consistent.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
     pub fn current(&self) -> Option<Arc<Token>> {
-        self.current.lock().ok().and_then(|guard| guard.clone())
+        self.lock().current.clone()
     }
 
-    fn store(&self, token: Option<Arc<Token>>) {
-        if let Ok(mut guard) = self.current.lock() {
-            *guard = token;
-        }
-    }
-
-    /// A fresh token: the cached one, or one fetched by exactly one caller while others wait.
+    /// A fresh token: the cached one, or the outcome of the flight under way (joined), or of a
+    /// new flight this caller leads. A token a flight brought is used by all its waiters even
+    /// when it is no longer fresh (`expires_in: 0`); only later callers start a new flight.
     pub async fn get<F, Fut>(&self, leeway: f64, fetch: F) -> Result<Arc<Token>>
     where
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<Token>>,
     {
-        if let Some(token) = self.current().filter(|t| t.is_fresh(leeway)) {
-            return Ok(token);
-        }
-        let _flight = self.refresh.lock().await;
-        // Whoever held the lock before us may have fetched one already.
-        if let Some(token) = self.current().filter(|t| t.is_fresh(leeway)) {
-            return Ok(token);
-        }
-        let token = Arc::new(fetch().await?);
-        self.store(Some(token.clone()));
-        Ok(token)
+        self.obtain(Some(leeway), fetch).await
     }
 
-    /// Fetch a new token now, whatever is cached (still one request in flight at a time).
+    /// A new token whatever is cached (`client.authenticate()`). A flight already under way is
+    /// joined rather than doubled: its answer is as good as a second request's (the
+    /// server gives the same token while it is valid) and tells as much about the credentials.
     pub async fn renew<F, Fut>(&self, fetch: F) -> Result<Arc<Token>>
     where
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<Token>>,
     {
-        let _flight = self.refresh.lock().await;
-        let token = Arc::new(fetch().await?);
-        self.store(Some(token.clone()));
-        Ok(token)
+        self.obtain(None, fetch).await
+    }
+
+    /// `leeway: None` ignores the cached token.
+    async fn obtain<F, Fut>(&self, leeway: Option<f64>, fetch: F) -> Result<Arc<Token>>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<Token>>,
+    {
+        let leader = loop {
+            match self.role(leeway) {
+                Role::Cached(token) => return Ok(token),
+                Role::Lead(leader) => break leader,
+                Role::Wait(mut flight) => {
+                    let landed = flight.wait_for(Option::is_some).await;
+                    if let Some(outcome) = landed.ok().and_then(|o| o.clone()) {
+                        return outcome;
+                    }
+                    // The leader was cancelled before landing: look again (and maybe lead).
+                }
+            }
+        };
+        let outcome = fetch().await.map(Arc::new);
+        leader.land(outcome)
+    }
+
+    fn role(&self, leeway: Option<f64>) -> Role<'_> {
+        let mut state = self.lock();
+        if let Some(leeway) = leeway {
+            if let Some(token) = state.current.as_ref().filter(|t| t.is_fresh(leeway)) {
+                return Role::Cached(token.clone());
+            }
+        }
+        if let Some(flight) = &state.flight {
+            return Role::Wait(flight.outcome.clone());
+        }
+        state.flights_started += 1;
+        let id = state.flights_started;
+        let (sender, receiver) = watch::channel(None);
+        state.flight = Some(Flight {
+            id,
+            outcome: receiver,
+        });
+        Role::Lead(Leader {
+            cache: self,
+            id,
+            outcome: Some(sender),
+        })
     }
 
     /// Forget `rejected` after a 401, unless another caller has replaced it already.
     pub fn invalidate(&self, rejected: &Arc<Token>) {
-        if let Ok(mut guard) = self.current.lock() {
-            if guard.as_ref().is_some_and(|t| Arc::ptr_eq(t, rejected)) {
-                *guard = None;
-            }
+        let mut state = self.lock();
+        if state
+            .current
+            .as_ref()
+            .is_some_and(|t| Arc::ptr_eq(t, rejected))
+        {
+            state.current = None;
         }
     }
 }
@@ -250,12 +371,50 @@ impl TokenCache {
 mod tests {
     use super::*;
     use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
 
     fn token(expires_in: f64) -> Token {
         let body = format!(
             r#"{{"access_token":"abc","token_type":"bearer","expires_in":{expires_in},"scope":"api","jti":"j"}}"#
         );
-        Token::from_response(body.as_bytes()).unwrap()
+        Token::from_response(body.as_bytes(), "api").unwrap()
+    }
+
+    fn refused() -> Error {
+        Error::Timeout {
+            method: "POST".into(),
+            url: "http://h/oauth/token".into(),
+            message: "timed out".into(),
+        }
+    }
+
+    /// `callers` tasks asking `cache` for a token at once; each fetch counts in `fetches`,
+    /// takes `pause` and then gives `answer()`.
+    async fn crowd(
+        cache: &Arc<TokenCache>,
+        fetches: &Arc<AtomicUsize>,
+        callers: usize,
+        pause: Duration,
+        answer: fn() -> Result<Token>,
+    ) -> Vec<Result<Arc<Token>>> {
+        let mut tasks = Vec::new();
+        for _ in 0..callers {
+            let (cache, fetches) = (cache.clone(), fetches.clone());
+            tasks.push(tokio::spawn(async move {
+                cache
+                    .get(30.0, || async {
+                        fetches.fetch_add(1, Ordering::SeqCst);
+                        tokio::time::sleep(pause).await;
+                        answer()
+                    })
+                    .await
+            }));
+        }
+        let mut outcomes = Vec::new();
+        for task in tasks {
+            outcomes.push(task.await.unwrap());
+        }
+        outcomes
     }
 
     #[test]
@@ -292,15 +451,34 @@ mod tests {
             r#"{"access_token":"a","expires_in":"soon"}"#,
             r#"{"access_token":"a"}"#,
             r#"{"access_token":"a b","expires_in":1}"#,
+            // Present but not a string: not the same as omitted.
+            r#"{"access_token":"a","token_type":1,"expires_in":1}"#,
+            r#"{"access_token":"a","token_type":null,"expires_in":1}"#,
+            r#"{"access_token":"a","expires_in":1,"scope":["api"]}"#,
         ] {
             assert!(
                 matches!(
-                    Token::from_response(bad.as_bytes()),
+                    Token::from_response(bad.as_bytes(), "api"),
                     Err(Error::Protocol { .. })
                 ),
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn token_type_is_lower_case_and_an_omitted_scope_is_the_requested_one() {
+        let body = br#"{"access_token":"a","token_type":"Bearer","expires_in":1}"#;
+        let t = Token::from_response(body, "api_admin").unwrap();
+        assert_eq!(
+            (t.token_type.as_str(), t.scope.as_str()),
+            ("bearer", "api_admin")
+        );
+        let body = br#"{"access_token":"a","token_type":"BEARER","expires_in":1,"scope":"api"}"#;
+        let t = Token::from_response(body, "api_admin").unwrap();
+        assert_eq!((t.token_type.as_str(), t.scope.as_str()), ("bearer", "api"));
+        let omitted = Token::from_response(br#"{"access_token":"a","expires_in":1}"#, "api");
+        assert_eq!(omitted.unwrap().token_type, "bearer");
     }
 
     #[test]
@@ -312,26 +490,139 @@ mod tests {
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn one_token_request_for_many_waiters() {
+        let (cache, fetches) = Default::default();
+        let outcomes = crowd(&cache, &fetches, 32, Duration::from_millis(50), || {
+            Ok(token(960.0))
+        })
+        .await;
+        assert!(outcomes.iter().all(Result::is_ok));
+        assert_eq!(fetches.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failure_is_shared_by_every_waiter_then_a_new_flight_starts() {
+        let (cache, fetches) = Default::default();
+        let outcomes = crowd(&cache, &fetches, 16, Duration::from_millis(100), || {
+            Err(refused())
+        })
+        .await;
+        assert_eq!(fetches.load(Ordering::SeqCst), 1);
+        assert_eq!(outcomes.len(), 16);
+        assert!(outcomes
+            .iter()
+            .all(|o| matches!(o, Err(Error::Timeout { .. }))));
+        assert!(cache.current().is_none());
+        // The flight is over: the next caller starts its own and can succeed.
+        let outcomes = crowd(&cache, &fetches, 4, Duration::from_millis(50), || {
+            Ok(token(960.0))
+        })
+        .await;
+        assert!(outcomes.iter().all(Result::is_ok));
+        assert_eq!(fetches.load(Ordering::SeqCst), 2);
+    }
+
+    /// As the sync client does: each caller on its own thread and current-thread runtime.
+    #[test]
+    fn waiters_on_other_runtimes_share_the_failure() {
         let cache = Arc::new(TokenCache::default());
         let fetches = Arc::new(AtomicUsize::new(0));
-        let mut tasks = Vec::new();
-        for _ in 0..32 {
-            let (cache, fetches) = (cache.clone(), fetches.clone());
-            tasks.push(tokio::spawn(async move {
-                cache
-                    .get(30.0, || async {
+        let threads: Vec<_> = (0..8)
+            .map(|_| {
+                let (cache, fetches) = (cache.clone(), fetches.clone());
+                std::thread::spawn(move || {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                        .unwrap();
+                    runtime.block_on(cache.get(30.0, || async {
                         fetches.fetch_add(1, Ordering::SeqCst);
-                        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-                        Ok(token(960.0))
-                    })
-                    .await
-                    .unwrap()
-            }));
-        }
-        for t in tasks {
-            t.await.unwrap();
+                        tokio::time::sleep(Duration::from_millis(200)).await;
+                        Err::<Token, _>(refused())
+                    }))
+                })
+            })
+            .collect();
+        for thread in threads {
+            assert!(matches!(thread.join().unwrap(), Err(Error::Timeout { .. })));
         }
         assert_eq!(fetches.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_cancelled_leader_is_taken_over_by_a_waiter() {
+        let cache = Arc::new(TokenCache::default());
+        let fetches = Arc::new(AtomicUsize::new(0));
+        let (leader_cache, leader_fetches) = (cache.clone(), fetches.clone());
+        let leader = tokio::spawn(async move {
+            leader_cache
+                .get(30.0, || async {
+                    leader_fetches.fetch_add(1, Ordering::SeqCst);
+                    std::future::pending::<Result<Token>>().await
+                })
+                .await
+        });
+        while fetches.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let waiters = {
+            let (cache, fetches) = (cache.clone(), fetches.clone());
+            tokio::spawn(async move {
+                crowd(&cache, &fetches, 16, Duration::from_millis(50), || {
+                    Ok(token(960.0))
+                })
+                .await
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        leader.abort();
+        assert!(leader.await.unwrap_err().is_cancelled());
+        let outcomes = waiters.await.unwrap();
+        assert!(outcomes.iter().all(Result::is_ok), "no fake failure");
+        assert_eq!(fetches.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_token_of_no_lifetime_serves_its_waiters() {
+        let (cache, fetches) = Default::default();
+        let outcomes = crowd(&cache, &fetches, 16, Duration::from_millis(100), || {
+            Ok(token(0.0))
+        })
+        .await;
+        assert!(outcomes.iter().all(Result::is_ok));
+        assert_eq!(fetches.load(Ordering::SeqCst), 1);
+        // A caller arriving later finds it stale and starts a new flight.
+        crowd(&cache, &fetches, 1, Duration::ZERO, || Ok(token(0.0))).await;
+        assert_eq!(fetches.load(Ordering::SeqCst), 2);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn renew_joins_the_flight_under_way() {
+        let (cache, fetches): (Arc<TokenCache>, Arc<AtomicUsize>) = Default::default();
+        let outcomes = {
+            let (cache, fetches) = (cache.clone(), fetches.clone());
+            tokio::spawn(async move {
+                crowd(&cache, &fetches, 1, Duration::from_millis(200), || {
+                    Ok(token(960.0))
+                })
+                .await
+            })
+        };
+        while fetches.load(Ordering::SeqCst) == 0 {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        let renewed = cache
+            .renew(|| async {
+                fetches.fetch_add(1, Ordering::SeqCst);
+                Ok(token(960.0))
+            })
+            .await
+            .unwrap();
+        let joined = outcomes.await.unwrap().pop().unwrap().unwrap();
+        assert!(Arc::ptr_eq(&renewed, &joined));
+        assert_eq!(fetches.load(Ordering::SeqCst), 1);
+        // With no flight under way it fetches, whatever is cached.
+        let renewed = cache.renew(|| async { Ok(token(960.0)) }).await.unwrap();
+        assert!(!Arc::ptr_eq(&renewed, &joined));
     }
 
     #[tokio::test]

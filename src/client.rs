@@ -350,7 +350,7 @@ impl Client {
             .await
             .map_err(|e| e.with_outcome_unknown(false))?;
         match response.status {
-            200..=299 => Token::from_response(&response.body).map_err(|e| {
+            200..=299 => Token::from_response(&response.body, self.scope).map_err(|e| {
                 e.with_request("POST", self.token_url.as_str())
                     .with_response(response.status, response.header_pairs())
             }),
