@@ -160,7 +160,7 @@ impl Client {
         let deadline = Deadline::after(self.total_timeout);
         let cache = self.cache()?;
         let renewal = cache.renew(|| self.fetch_token(driver, log, deadline));
-        match tokio::time::timeout_at(deadline.at.into(), renewal).await {
+        match tokio::time::timeout_at(deadline.backstop(), renewal).await {
             Ok(outcome) => outcome,
             Err(_) => Err(deadline.exceeded("POST", self.token_url.as_str(), false)),
         }
@@ -182,7 +182,7 @@ impl Client {
         let call = self.follow_hops(
             method, url, body, options, driver, log, deadline, &mut trace,
         );
-        let outcome = match tokio::time::timeout_at(deadline.at.into(), call).await {
+        let outcome = match tokio::time::timeout_at(deadline.backstop(), call).await {
             Ok(outcome) => outcome,
             Err(_) => Err(deadline.exceeded(trace.method, &trace.url, trace.reached)),
         };

@@ -264,6 +264,13 @@ impl Deadline {
         }
     }
 
+    /// When a call still running is dropped. Attempts and pauses stop at `at` by themselves and
+    /// return their error, which a token flight then hands to every waiter; this later bound
+    /// only catches what does not (waiting for a flight led by another caller).
+    pub fn backstop(&self) -> tokio::time::Instant {
+        (self.at + Duration::from_millis(100)).into()
+    }
+
     fn remaining(&self) -> Duration {
         self.at.saturating_duration_since(Instant::now())
     }

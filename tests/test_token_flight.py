@@ -22,6 +22,7 @@ from sandbox_http import Http
 import recurring_payments as rp
 from recurring_payments.testing import FakeServer
 
+pytestmark = pytest.mark.attack("token")
 KINDS = ["sync", "async"]
 TOKEN = "/oauth/token"
 JSON = {"Content-Type": "application/json"}
@@ -56,13 +57,15 @@ def make_client(server: FakeServer, kind: str, **settings: Any) -> Iterator[Any]
             asyncio.run(client.aclose())
 
 
-def crowd(client: Any, kind: str, callers: int = CALLERS) -> list[Outcome]:
-    """`callers` GETs of one client at once (threads, or tasks of one loop)."""
+def crowd(client: Any, kind: str, callers: int = CALLERS, stagger: float = 0.0) -> list[Outcome]:
+    """`callers` GETs of one client at once (threads, or tasks of one loop); with `stagger`,
+    caller i starts i × stagger seconds after the first."""
     if kind == "sync":
         barrier = threading.Barrier(callers)
 
-        def one(_: int) -> Outcome:
+        def one(i: int) -> Outcome:
             barrier.wait()
+            time.sleep(i * stagger)
             start = time.monotonic()
             try:
                 result: Any = client.get("/thing")
@@ -73,7 +76,8 @@ def crowd(client: Any, kind: str, callers: int = CALLERS) -> list[Outcome]:
         with ThreadPoolExecutor(callers) as pool:
             return list(pool.map(one, range(callers)))
 
-    async def call() -> Outcome:
+    async def call(i: int) -> Outcome:
+        await asyncio.sleep(i * stagger)
         start = time.monotonic()
         try:
             result: Any = await client.get("/thing")
@@ -82,7 +86,7 @@ def crowd(client: Any, kind: str, callers: int = CALLERS) -> list[Outcome]:
         return result, time.monotonic() - start
 
     async def everyone() -> list[Outcome]:
-        return list(await asyncio.gather(*(call() for _ in range(callers))))
+        return list(await asyncio.gather(*(call(i) for i in range(callers))))
 
     return asyncio.run(everyone())
 
@@ -135,6 +139,22 @@ def test_a_hung_token_endpoint_times_out_every_waiter_at_once(
         slowest = max(seconds for _, seconds in outcomes)
         assert slowest < 3 * TIMEOUT, f"the slowest caller waited {slowest:.2f} s"
         assert_a_new_flight_succeeds(server, client, kind)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_token_request_cut_by_the_deadline_fails_every_waiter_once(
+    server: FakeServer, kind: str
+) -> None:
+    # The call's deadline (total_timeout), not `timeout`, ends the hung token request: the
+    # flight must end in a shared TimeoutError, not be dropped and taken over by the waiters
+    # that joined later (and so still have time left).
+    server.delay_next(3.0, count=CALLERS, path=TOKEN)
+    with make_client(server, kind, timeout=30.0, total_timeout=TIMEOUT) as client:
+        outcomes = crowd(client, kind, stagger=0.04)
+        assert classes(outcomes) == {rp.TimeoutError}
+        assert len(server.token_requests) == 1
+        slowest = max(seconds for _, seconds in outcomes)
+        assert slowest < 3 * TIMEOUT, f"the slowest caller waited {slowest:.2f} s"
 
 
 FAILURES: dict[str, tuple[Callable[[FakeServer], None], type[rp.Error]]] = {
