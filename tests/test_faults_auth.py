@@ -155,6 +155,7 @@ def elsewhere() -> Iterator[FakeServer]:
         yield server
 
 
+@pytest.mark.attack("origin")
 @pytest.mark.parametrize("kind", KINDS)
 def test_links_to_another_origin(target: FakeServer, elsewhere: FakeServer, kind: str) -> None:
     checkout = f"{elsewhere.base_url}/checkout/1"
@@ -185,6 +186,7 @@ def test_links_to_another_origin(target: FakeServer, elsewhere: FakeServer, kind
         api.close()
 
 
+@pytest.mark.attack("origin")
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("status", [301, 302, 303, 307, 308])
 def test_redirects_to_another_origin(

@@ -59,7 +59,7 @@ def make_client(server: FakeServer, kind: str, **settings: Any) -> Iterator[Any]
 
 def crowd(client: Any, kind: str, callers: int = CALLERS, stagger: float = 0.0) -> list[Outcome]:
     """`callers` GETs of one client at once (threads, or tasks of one loop); with `stagger`,
-    caller i starts i × stagger seconds after the first."""
+    caller i starts i * stagger seconds after the first."""
     if kind == "sync":
         barrier = threading.Barrier(callers)
 
