@@ -189,6 +189,7 @@ def test_the_check_sees_a_secret_where_a_tracker_would(env: pytest.MonkeyPatch, 
 def test_repr_of_a_half_built_client(server: FakeServer, cls: type[rp.Client]) -> None:
     bare = object.__new__(cls)
     assert repr(bare) == f"<{cls.__name__} (not set up)>"
+    assert "root" in dir(bare)
     with pytest.raises(RuntimeError, match="closed"):
         bare.token  # noqa: B018
 

@@ -381,17 +381,20 @@ class Client(_ClientBase):
         # Relations of the entry point; private and dunder names are never relations.
         if name.startswith("_") or name in _PROBES:
             raise AttributeError(name)
+        if name == "aclose":  # contextlib.aclosing, anyio: this client is not the async one
+            raise AttributeError("'Client' has no aclose(): call client.close() (it is sync)")
         link = getattr(self.root(), name)
         if not isinstance(link, Link):
             raise LinkNotFoundError(f"{name!r} is not a single link of the entry point")
         return link
 
     def __dir__(self) -> list[str]:
+        # Tab completion does no I/O: relations only once the entry point is cached. It never
+        # fetches it nor waits for a fetch in flight (a hung API would freeze the shell).
         names = set(super().__dir__())
-        try:
-            names |= set(self.root()._all_relations().attribute_names())
-        except Exception:  # tab completion must never raise
-            pass
+        root = getattr(self, "_root", None)
+        if root is not None:
+            names |= set(root._all_relations().attribute_names()) - _PROBES - {"aclose"}
         return sorted(names)
 
     def _send(self, method: str, url: str, body: Any) -> Resource:
