@@ -12,6 +12,7 @@ from urllib.parse import urljoin
 
 from . import _core, _settings
 from ._credentials import AdminCredentials, AppCredentials
+from ._green import _blocking
 from ._resource import Headers, Link, Resource
 from .errors import ConfigurationError, Error, LinkNotFoundError
 
@@ -304,7 +305,7 @@ class Client(_ClientBase):
     def _init_root_cache(self) -> None:
         self._root: Resource | None = None
         self._root_lock = threading.Lock()
-        self._pid = os.getpid()
+        self._root_lock_made = (os.getpid(), threading.Lock)
 
     def authenticate(self) -> _core.Token:
         """Fetch a token now (validates the credentials at start-up).
@@ -313,7 +314,7 @@ class Client(_ClientBase):
         >>> token.scope, token == client.token
         ('api', True)
         """
-        return self._live().authenticate()
+        return _blocking(self._live().authenticate)
 
     def root(self, refresh: bool = False) -> Resource:
         """The entry point (GET ``/``), cached per client; ``refresh=True`` fetches it again.
@@ -324,12 +325,10 @@ class Client(_ClientBase):
         >>> client.root(refresh=True) is root
         False
         """
-        if self._pid != os.getpid():  # a lock inherited through fork may be held forever
-            self._root_lock, self._pid = threading.Lock(), os.getpid()
         root = self._root
         if root is not None and not refresh:
             return root
-        with self._root_lock:
+        with self._root_guard():
             if self._root is None or refresh:
                 self._root = self._send("GET", "/", None)
             return self._root
@@ -396,6 +395,14 @@ class Client(_ClientBase):
         if root is not None:
             names |= set(root._all_relations().attribute_names()) - _PROBES - {"aclose"}
         return sorted(names)
+
+    def _root_guard(self) -> threading.Lock:
+        # A lock made before fork may be held forever; one made before gevent or eventlet
+        # patched threading would block the hub's thread: replace either.
+        made = (os.getpid(), threading.Lock)
+        if self._root_lock_made != made:
+            self._root_lock, self._root_lock_made = threading.Lock(), made
+        return self._root_lock
 
     def _send(self, method: str, url: str, body: Any) -> Resource:
         status, _final_url, headers, document = self._live().request(method, url, body)
