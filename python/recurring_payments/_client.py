@@ -405,5 +405,6 @@ class Client(_ClientBase):
         return self._root_lock
 
     def _send(self, method: str, url: str, body: Any) -> Resource:
-        status, _final_url, headers, document = self._live().request(method, url, body)
+        reply = _blocking(self._live().request, method, url, body)  # green hubs: §8
+        status, _final_url, headers, document = reply
         return Resource(self, document or {}, status=status, headers=Headers(headers))
