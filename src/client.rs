@@ -1,10 +1,15 @@
-//! The core client: request -> (401 -> new token -> replay once) -> response (API.md §2-3).
+//! The core client (API.md §2-3, §8): token -> send -> redirects followed hop by hop -> a 401
+//! on a hop that carried our token replays that hop once -> response. The whole call is
+//! bounded by `total_timeout`.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE};
+use reqwest::header::{
+    HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST,
+    IF_MATCH, LOCATION,
+};
 use reqwest::Method;
 use url::Url;
 
@@ -13,8 +18,9 @@ use crate::error::{Error, Result};
 use crate::media;
 use crate::runtime::PerProcess;
 use crate::template;
+use crate::text::double_quoted;
 use crate::transport::{
-    header_value, Attempt, Driver, Outgoing, Response, Transport, TransportConfig, Verify,
+    header_value, Attempt, Deadline, Driver, Outgoing, Response, Transport, TransportConfig, Verify,
 };
 
 #[derive(Debug, Clone)]
@@ -30,6 +36,17 @@ pub struct ClientConfig {
     pub allow_http: bool,
     pub verify: Verify,
     pub user_agent: String,
+    /// Bounds one whole call: token request, attempts, pauses, redirects, replay (§8).
+    pub total_timeout: f64,
+    /// Extra headers for requests to the API's origin (not the token endpoint) (§9).
+    pub headers: Vec<(String, String)>,
+}
+
+/// What a caller may add to one request.
+#[derive(Debug, Clone, Default)]
+pub struct RequestOptions {
+    /// `If-Match` (conditional PATCH, §8).
+    pub if_match: Option<String>,
 }
 
 /// What a request carries.
@@ -50,6 +67,8 @@ pub struct Client {
     scope: &'static str,
     leeway: f64,
     allow_http: bool,
+    total_timeout: Duration,
+    extra_headers: HeaderMap,
     transport: Transport,
     /// Per process: a child after fork starts with an empty cache and unlocked locks.
     tokens: PerProcess<TokenCache>,
@@ -71,6 +90,8 @@ impl Client {
         };
         let timeout = seconds("timeout", config.timeout)?;
         let connect_timeout = seconds("connect_timeout", config.connect_timeout)?;
+        let total_timeout = seconds("total_timeout", config.total_timeout)?;
+        let extra_headers = extra_headers(&config.headers)?;
         if !(config.token_leeway.is_finite() && config.token_leeway >= 0.0) {
             return Err(Error::Configuration("token_leeway must be >= 0".into()));
         }
@@ -105,6 +126,8 @@ impl Client {
             scope: config.credentials.scope(),
             leeway: config.token_leeway,
             allow_http: config.allow_http,
+            total_timeout,
+            extra_headers,
             transport,
             tokens: PerProcess::new(),
         })
@@ -132,75 +155,180 @@ impl Client {
         self.cache().ok().and_then(TokenCache::current)
     }
 
-    /// Fetch a token now (validates the credentials).
+    /// Fetch a token now (validates the credentials), within `total_timeout`.
     pub async fn authenticate(&self, driver: Driver, log: &mut Vec<Attempt>) -> Result<Arc<Token>> {
-        self.cache()?.renew(|| self.fetch_token(driver, log)).await
+        let deadline = Deadline::after(self.total_timeout);
+        let cache = self.cache()?;
+        let renewal = cache.renew(|| self.fetch_token(driver, log, deadline));
+        match tokio::time::timeout_at(deadline.at.into(), renewal).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(deadline.exceeded("POST", self.token_url.as_str(), false)),
+        }
     }
 
-    /// One API request with the protocol's token rules; `log` receives every attempt.
-    /// `driver` says where this future is polled (and so which connection pool it uses).
+    /// One API call with the protocol's rules; `log` receives every attempt. `driver` says
+    /// where this future is polled (and so which connection pool it uses).
     pub async fn request(
         &self,
         method: Method,
         url: Url,
         body: Body,
+        options: RequestOptions,
         driver: Driver,
         log: &mut Vec<Attempt>,
     ) -> Result<Response> {
-        check_scheme(&url, self.allow_http)?;
-        let authorized = self.is_api_origin(&url);
-        let mut headers = HeaderMap::new();
-        headers.insert(ACCEPT, self.accept.clone());
-        let body = match body {
-            Body::Empty => None,
-            Body::Json(bytes) => {
-                headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-                Some(bytes)
-            }
-            Body::MergePatch(bytes) => {
-                let merge_patch = HeaderValue::from_static("application/merge-patch+json");
-                headers.insert(CONTENT_TYPE, merge_patch);
-                Some(bytes)
-            }
+        let deadline = Deadline::after(self.total_timeout);
+        let mut trace = Trace::default();
+        let call = self.follow_hops(
+            method, url, body, options, driver, log, deadline, &mut trace,
+        );
+        let outcome = match tokio::time::timeout_at(deadline.at.into(), call).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(deadline.exceeded(trace.method, &trace.url, trace.reached)),
         };
-        let mut outgoing = Outgoing {
-            method,
-            url,
-            headers,
-            body,
-        };
+        // A POST/PATCH that reached the server, on this hop or an earlier one, and no complete
+        // answer to the call: the server may have processed it (§8, `outcome_unknown`).
+        outcome.map_err(|e| {
+            let unknown =
+                trace.reached && matches!(e, Error::Transport { .. } | Error::Timeout { .. });
+            e.with_outcome_unknown(unknown)
+        })
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    async fn follow_hops(
+        &self,
+        method: Method,
+        url: Url,
+        body: Body,
+        options: RequestOptions,
+        driver: Driver,
+        log: &mut Vec<Attempt>,
+        deadline: Deadline,
+        trace: &mut Trace,
+    ) -> Result<Response> {
+        let mut hop = Hop::first(method, url, body, &options)?;
+        hop.headers.insert(ACCEPT, self.accept.clone());
+        let mut redirects = 0;
+        // Once a chain leaves the API's origin, no later hop carries our token, even one that
+        // comes back: the other origin chose where it leads (requests and httpx do the same).
+        let mut left_origin = false;
         let mut replayed = false;
         loop {
-            let token = if authorized {
-                let cache = self.cache()?;
-                let token = cache
-                    .get(self.leeway, || self.fetch_token(driver, log))
-                    .await?;
-                outgoing
-                    .headers
-                    .insert(AUTHORIZATION, header_value(&token.bearer())?);
+            check_scheme(&hop.url, self.allow_http)?;
+            let ours = !left_origin && self.is_api_origin(&hop.url);
+            let mut headers = hop.headers.clone();
+            if ours {
+                for (name, value) in &self.extra_headers {
+                    headers.insert(name, value.clone());
+                }
+            }
+            let token = if ours {
+                let token = self
+                    .cache()?
+                    .get(self.leeway, || self.fetch_token(driver, log, deadline))
+                    .await
+                    .map_err(|e| e.with_outcome_unknown(false))?;
+                headers.insert(AUTHORIZATION, header_value(&token.bearer())?);
                 Some(token)
             } else {
                 None
             };
-            let response = self.transport.send(&outgoing, driver, log).await?;
+            let outgoing = Outgoing {
+                method: hop.method.clone(),
+                url: hop.url.clone(),
+                headers,
+                body: hop.body.clone(),
+            };
+            trace.enter(&outgoing);
+            let response = self
+                .transport
+                .send(&outgoing, driver, log, deadline)
+                .await?;
+            trace.answered();
             let method = outgoing.method.as_str();
-            if let (401, Some(token)) = (response.status, &token) {
-                // A 401 from another origin (after a redirect) is not about our token.
-                if self.is_api_origin(&response.url) {
-                    if replayed {
-                        return Err(response.into_failure(method, true));
+            if response.status == 401 && self.is_api_origin(&response.url) {
+                match &token {
+                    // The hop carried our token: renew it and send this hop again, once.
+                    Some(token) if !replayed => {
+                        self.cache()?.invalidate(token);
+                        replayed = true;
+                        continue;
                     }
-                    self.cache()?.invalidate(token);
-                    replayed = true;
-                    continue;
+                    _ => return Err(response.into_failure(method, true)),
                 }
+            }
+            if let Some(next) = self.redirect(&hop, &response)? {
+                redirects += 1;
+                if redirects > MAX_REDIRECTS {
+                    return Err(redirect_error(
+                        &hop,
+                        format!("more than {MAX_REDIRECTS} redirects"),
+                    ));
+                }
+                left_origin |= !self.is_api_origin(&next.url);
+                hop = next;
+                replayed = false;
+                continue;
             }
             return check_success(method, response);
         }
     }
 
-    async fn fetch_token(&self, driver: Driver, log: &mut Vec<Attempt>) -> Result<Token> {
+    /// The next hop when `response` is a redirect to follow, else `None` (RFC 9110 §15.4).
+    fn redirect(&self, hop: &Hop, response: &Response) -> Result<Option<Hop>> {
+        if !matches!(response.status, 301 | 302 | 303 | 307 | 308) {
+            return Ok(None);
+        }
+        let Some(location) = response.header(LOCATION.as_str()) else {
+            return Ok(None); // a 3xx without a target is answered as it is
+        };
+        let url = hop.url.join(location).map_err(|_| {
+            redirect_error(
+                hop,
+                format!("unusable Location {}", double_quoted(location)),
+            )
+        })?;
+        if url.scheme() == "http" && hop.url.scheme() == "https" {
+            return Err(redirect_error(
+                hop,
+                "refusing a redirect from https to plain http".into(),
+            ));
+        }
+        if !matches!(url.scheme(), "http" | "https") {
+            return Err(redirect_error(
+                hop,
+                format!("refusing a redirect to {:?}", url.scheme()),
+            ));
+        }
+        // 303, and 301/302 after a POST or PATCH, continue as a GET without the body: the
+        // request was processed and is never sent again. 307/308 send it again, as asked.
+        let keep = match response.status {
+            303 => false,
+            301 | 302 => hop.method == Method::GET,
+            _ => true,
+        };
+        Ok(Some(if keep {
+            Hop { url, ..hop.clone() }
+        } else {
+            let mut headers = hop.headers.clone();
+            headers.remove(CONTENT_TYPE);
+            headers.remove(IF_MATCH);
+            Hop {
+                method: Method::GET,
+                url,
+                headers,
+                body: None,
+            }
+        }))
+    }
+
+    async fn fetch_token(
+        &self,
+        driver: Driver,
+        log: &mut Vec<Attempt>,
+        deadline: Deadline,
+    ) -> Result<Token> {
         let mut headers = HeaderMap::new();
         headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
         headers.insert(AUTHORIZATION, self.basic.clone());
@@ -215,14 +343,139 @@ impl Client {
             headers,
             body: Some(Bytes::from(body)),
         };
-        let response = self.transport.send(&outgoing, driver, log).await?;
+        // The token request is not the caller's request: its outcome is never "unknown".
+        let response = self
+            .transport
+            .send(&outgoing, driver, log, deadline)
+            .await
+            .map_err(|e| e.with_outcome_unknown(false))?;
         match response.status {
-            200..=299 => Token::from_response(&response.body)
-                .map_err(|e| e.with_request("POST", self.token_url.as_str())),
+            200..=299 => Token::from_response(&response.body).map_err(|e| {
+                e.with_request("POST", self.token_url.as_str())
+                    .with_response(response.status, response.header_pairs())
+            }),
             400 | 401 => Err(response.into_failure("POST", true)),
             _ => Err(response.into_failure("POST", false)),
         }
     }
+}
+
+/// Redirects followed per call before giving up.
+const MAX_REDIRECTS: usize = 10;
+
+/// One request of a call's redirect chain.
+#[derive(Debug, Clone)]
+struct Hop {
+    method: Method,
+    url: Url,
+    /// Accept, and for a body its Content-Type and If-Match (not the token: added per hop).
+    headers: HeaderMap,
+    body: Option<Bytes>,
+}
+
+impl Hop {
+    fn first(method: Method, url: Url, body: Body, options: &RequestOptions) -> Result<Hop> {
+        let mut headers = HeaderMap::new();
+        let body = match body {
+            Body::Empty => None,
+            Body::Json(bytes) => {
+                headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
+                Some(bytes)
+            }
+            Body::MergePatch(bytes) => {
+                let merge_patch = HeaderValue::from_static("application/merge-patch+json");
+                headers.insert(CONTENT_TYPE, merge_patch);
+                Some(bytes)
+            }
+        };
+        if let Some(tag) = &options.if_match {
+            let value = HeaderValue::from_str(tag).map_err(|_| {
+                Error::Configuration("if_match contains characters not allowed in a header".into())
+            })?;
+            headers.insert(IF_MATCH, value);
+        }
+        Ok(Hop {
+            method,
+            url,
+            headers,
+            body,
+        })
+    }
+}
+
+/// How far a call got, kept outside its future so that a call cut at its deadline still knows.
+#[derive(Debug)]
+struct Trace {
+    method: &'static str,
+    url: String,
+    /// A POST or PATCH of this call was (or may have been) written to a connection.
+    reached: bool,
+    writing: bool,
+}
+
+impl Default for Trace {
+    fn default() -> Self {
+        Trace {
+            method: "GET",
+            url: String::new(),
+            reached: false,
+            writing: false,
+        }
+    }
+}
+
+impl Trace {
+    fn enter(&mut self, hop: &Outgoing) {
+        self.method = match hop.method {
+            Method::POST => "POST",
+            Method::PATCH => "PATCH",
+            _ => "GET",
+        };
+        self.url = hop.url.to_string();
+        self.writing = hop.method == Method::POST || hop.method == Method::PATCH;
+        // Until the transport says otherwise, a write in progress may reach the server.
+        self.reached |= self.writing;
+    }
+
+    fn answered(&mut self) {
+        self.writing = false;
+    }
+}
+
+fn redirect_error(hop: &Hop, message: String) -> Error {
+    Error::Transport {
+        method: hop.method.to_string(),
+        url: hop.url.to_string(),
+        message: format!("redirect failed: {message}"),
+        outcome_unknown: false,
+    }
+}
+
+/// The `headers=` setting: valid names and values, none that the protocol sets itself.
+fn extra_headers(pairs: &[(String, String)]) -> Result<HeaderMap> {
+    let reserved = [AUTHORIZATION, ACCEPT, CONTENT_TYPE, HOST, CONTENT_LENGTH];
+    let mut headers = HeaderMap::new();
+    for (name, value) in pairs {
+        let bad = |what: &str| Error::Configuration(format!("headers: {what}"));
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            bad(&format!(
+                "{} is not a valid header name",
+                double_quoted(name)
+            ))
+        })?;
+        if reserved.contains(&name) {
+            return Err(bad(&format!(
+                "{name} is set by the client and cannot be given"
+            )));
+        }
+        let value = HeaderValue::from_str(value).map_err(|_| {
+            bad(&format!(
+                "the value of {name} contains characters not allowed in a header"
+            ))
+        })?;
+        headers.append(name, value);
+    }
+    Ok(headers)
 }
 
 /// `{base_url}/oauth/token`, keeping any path prefix of the base URL.
@@ -265,7 +518,18 @@ fn check_success(method: &str, response: Response) -> Result<Response> {
         return Err(response.into_failure(method, false));
     }
     if response.body.is_empty() {
-        return Ok(response);
+        // An empty body is a document only where HTTP gives none (§4, §8).
+        if matches!(response.status, 201 | 202 | 204) {
+            return Ok(response);
+        }
+        let status = response.status;
+        return Err(Error::Protocol {
+            method: Some(method.to_owned()),
+            url: Some(response.url.to_string()),
+            message: format!("HTTP {status} with an empty body (expected a JSON document)"),
+            response: None,
+        }
+        .with_response(status, response.header_pairs()));
     }
     let content_type = response.header("content-type");
     if media::is(content_type, "application/hal+json")
@@ -289,7 +553,9 @@ fn check_success(method: &str, response: Response) -> Result<Response> {
             "expected a JSON body, got {shown}: {:?}",
             response.body_text(120)
         ),
-    })
+        response: None,
+    }
+    .with_response(response.status, response.header_pairs()))
 }
 
 #[cfg(test)]

@@ -12,7 +12,7 @@ import recurring_payments as rp
 from recurring_payments.testing import FakeServer
 
 # DEBUG logging for the whole run, and no secret or token in any log, error or repr (issue 8).
-pytest_plugins = ["secret_watch"]
+pytest_plugins = ["secret_watch", "attack_report"]
 
 
 @pytest.fixture

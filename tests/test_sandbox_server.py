@@ -54,7 +54,7 @@ def test_port_in_use_is_an_error(rp_server: FakeServer) -> None:
 
 def test_bad_arguments() -> None:
     with pytest.raises(ValueError):
-        FakeServer(token_ttl=0)
+        FakeServer(token_ttl=-1)
     with pytest.raises(ValueError):
         FakeServer(token_ttl=float("nan"))
     server = FakeServer()

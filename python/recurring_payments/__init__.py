@@ -22,7 +22,8 @@ from ._async_resource import AsyncLink, AsyncResource
 from ._client import Client
 from ._core import Token
 from ._credentials import AdminCredentials, AppCredentials
-from ._resource import Headers, Link, Resource
+from ._headers import Headers
+from ._resource import Link, Resource
 from .errors import (
     AuthenticationError,
     ClientError,
@@ -31,6 +32,7 @@ from .errors import (
     HTTPError,
     LinkNotFoundError,
     NotFoundError,
+    PreconditionFailedError,
     ProtocolError,
     ServerError,
     TemplateError,
@@ -56,6 +58,7 @@ __all__ = [
     "Link",
     "LinkNotFoundError",
     "NotFoundError",
+    "PreconditionFailedError",
     "ProtocolError",
     "Resource",
     "ServerError",

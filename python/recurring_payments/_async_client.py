@@ -91,14 +91,17 @@ class AsyncClient(_ClientBase):
         """
         return await self._send("POST", self._target(url, variables), body)
 
-    async def patch(self, url: str, body: Any, /, **variables: Any) -> AsyncResource:
-        """PATCH with a JSON merge patch (``application/merge-patch+json``).
+    async def patch(
+        self, url: str, body: Any, /, *, if_match: str | None = None, **variables: Any
+    ) -> AsyncResource:
+        """PATCH with a JSON merge patch (``application/merge-patch+json``); ``if_match``
+        sends ``If-Match`` (412 :class:`PreconditionFailedError` when it no longer matches).
 
         >>> order = asyncio.run(aclient.post("/orders", {"reference": "o-1"}))
-        >>> asyncio.run(aclient.patch(order.url, {"started": True}))["started"]
+        >>> asyncio.run(aclient.patch(order.url, {"started": True}, if_match=order.etag))["started"]
         True
         """
-        return await self._send("PATCH", self._target(url, variables), body)
+        return await self._send("PATCH", self._target(url, variables), body, if_match)
 
     async def aclose(self) -> None:
         """Forget the token and the cached entry point; later requests raise RuntimeError.
@@ -139,8 +142,10 @@ class AsyncClient(_ClientBase):
             names |= set(root._all_relations().attribute_names()) - _PROBES - {"close"}
         return sorted(names)
 
-    async def _send(self, method: str, url: str, body: Any) -> AsyncResource:
-        reply = await self._live().request_async(method, url, body)
+    async def _send(
+        self, method: str, url: str, body: Any, if_match: str | None = None
+    ) -> AsyncResource:
+        reply = await self._live().request_async(method, url, body, if_match=if_match)
         status, _final_url, headers, document = reply
         return AsyncResource(self, document or {}, status=status, headers=Headers(headers))
 
@@ -198,7 +203,9 @@ class _EntryRelation:
         """
         return await (await self.link()).post(body, **variables)
 
-    async def patch(self, body: Any, /, **variables: Any) -> AsyncResource:
+    async def patch(
+        self, body: Any, /, *, if_match: str | None = None, **variables: Any
+    ) -> AsyncResource:
         """PATCH the link with a JSON merge patch (RFC 7396).
 
         >>> server.add_link("get-order", "/orders/{id}", templated=True)
@@ -206,7 +213,7 @@ class _EntryRelation:
         >>> asyncio.run(aclient.get_order.patch({"started": True}, id=order["id"]))["started"]
         True
         """
-        return await (await self.link()).patch(body, **variables)
+        return await (await self.link()).patch(body, if_match=if_match, **variables)
 
     def __repr__(self) -> str:
         return f"<relation {self._name!r} of the entry point of {self._client.base_url}>"

@@ -54,15 +54,17 @@ class AsyncLink(_LinkBase):
         body = {} if body is None else body
         return await self._client._send("POST", self._target(variables), body)
 
-    async def patch(self, body: Any, /, **variables: Any) -> AsyncResource:
-        """PATCH this link with a JSON merge patch (RFC 7396).
+    async def patch(
+        self, body: Any, /, *, if_match: str | None = None, **variables: Any
+    ) -> AsyncResource:
+        """PATCH this link with a JSON merge patch (RFC 7396); ``if_match`` sends ``If-Match``.
 
         >>> order = asyncio.run(aclient.create_orders.post({"reference": "o-1"}))
         >>> asyncio.run(order.links["self"].patch({"started": True}))["started"]
         True
         """
         self._warn_if_deprecated()
-        return await self._client._send("PATCH", self._target(variables), body)
+        return await self._client._send("PATCH", self._target(variables), body, if_match)
 
 
 class AsyncResource(_ResourceBase[AsyncLink]):

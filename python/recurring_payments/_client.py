@@ -131,6 +131,8 @@ class _ClientBase:
                 verify=settings.verify,
                 user_agent=_user_agent(settings.user_agent),
                 logger=logger,
+                total_timeout=settings.total_timeout,
+                headers=settings.headers,
             )
         except Error as err:
             # Error trackers capture the locals of every frame of a traceback: forget the
@@ -143,7 +145,6 @@ class _ClientBase:
         self._profile = settings.profile
         self._credentials = credentials
         self._rel_namespace = settings.rel_namespace
-        # The lead wires these into the native client (deadline per call; §9 extra headers).
         self._total_timeout: float = settings.total_timeout
         self._extra_headers: list[tuple[str, str]] = settings.headers
         self._indexes: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], _core.RelIndex]
@@ -350,14 +351,19 @@ class Client(_ClientBase):
         """
         return self._send("POST", self._target(url, variables), body)
 
-    def patch(self, url: str, body: Any, /, **variables: Any) -> Resource:
+    def patch(
+        self, url: str, body: Any, /, *, if_match: str | None = None, **variables: Any
+    ) -> Resource:
         """PATCH with a JSON merge patch (``application/merge-patch+json``).
 
+        ``if_match`` (typically ``res.etag``) sends ``If-Match``: the server applies the patch
+        only to that version, else answers 412 (:class:`PreconditionFailedError`).
+
         >>> order = client.post("/orders", {"reference": "o-1"})
-        >>> client.patch(order.url, {"started": True})["started"]
+        >>> client.patch(order.url, {"started": True}, if_match=order.etag)["started"]
         True
         """
-        return self._send("PATCH", self._target(url, variables), body)
+        return self._send("PATCH", self._target(url, variables), body, if_match)
 
     def close(self) -> None:
         """Forget the token and the cached entry point; later requests raise RuntimeError.
@@ -404,7 +410,9 @@ class Client(_ClientBase):
             self._root_lock, self._root_lock_made = threading.Lock(), made
         return self._root_lock
 
-    def _send(self, method: str, url: str, body: Any) -> Resource:
-        reply = _blocking(self._live().request, method, url, body)  # green hubs: §8
+    def _send(self, method: str, url: str, body: Any, if_match: str | None = None) -> Resource:
+        native = self._live()
+        # Under gevent/eventlet the wait runs on the hub's thread pool (API.md §8).
+        reply = _blocking(native.request, method, url, body, if_match=if_match)
         status, _final_url, headers, document = reply
         return Resource(self, document or {}, status=status, headers=Headers(headers))

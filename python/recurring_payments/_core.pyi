@@ -91,18 +91,20 @@ class NativeClient:
         verify: Any,
         user_agent: str,
         logger: Any,
+        total_timeout: float = 25.0,
+        headers: list[tuple[str, str]] = ...,
     ) -> NativeClient: ...
     @property
     def token(self) -> Token | None: ...
     def authenticate(self) -> Token: ...
     def resolve(self, reference: str) -> str: ...
     def request(
-        self, method: str, url: str, body: Any = None
+        self, method: str, url: str, body: Any = None, *, if_match: str | None = None
     ) -> tuple[int, str, list[tuple[str, str]], Document | None]: ...
     def authenticate_async(self) -> Awaitable[Token]:
         """``authenticate`` as an awaitable; call it from a coroutine of the running loop."""
     def request_async(
-        self, method: str, url: str, body: Any = None
+        self, method: str, url: str, body: Any = None, *, if_match: str | None = None
     ) -> Awaitable[tuple[int, str, list[tuple[str, str]], Document | None]]:
         """``request`` as an awaitable; call it from a coroutine of the running loop.
         Cancelling the awaiting task cancels the request."""

@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator, Mapping
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from . import _core
+from ._headers import Headers as Headers  # re-exported: its home before errors needed it
 from .errors import LinkNotFoundError, ProtocolError
 
 if TYPE_CHECKING:
@@ -23,59 +24,6 @@ _HAL_KEYS = ("_links", "_embedded")
 # Response bodies arrive as `_core.Document`: a read-only mapping converting fields on access.
 Mapping.register(_core.Document)
 _LINK_FIELDS = ("title", "name", "type", "profile", "deprecation", "hreflang")
-# Masked in repr(): a response could set a session cookie.
-_SECRET_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie", "set-cookie"})
-
-
-class Headers(Mapping[str, str]):
-    """Response headers: a read-only mapping with case-insensitive names.
-
-    Repeated headers are joined with ``", "`` (``Set-Cookie`` excepted: the last one wins).
-
-    >>> headers = client.root().headers
-    >>> headers["Content-Type"] == headers["content-type"], "ETag" in headers
-    (True, False)
-    >>> headers["content-type"]
-    'application/hal+json; profile="http://127.0.0.1:.../alps/v1";charset=UTF-8'
-    """
-
-    __slots__ = ("_items", "_pairs")
-
-    def __init__(self, pairs: list[tuple[str, str]] | None = None) -> None:
-        # Folded on first use: most responses' headers are never read.
-        self._pairs = pairs
-        self._items: dict[str, str] | None = None
-
-    def _map(self) -> dict[str, str]:
-        items = self._items
-        if items is None:
-            items = {}
-            for name, value in self._pairs or ():
-                key = name.lower()
-                if key in items and key != "set-cookie":
-                    items[key] = f"{items[key]}, {value}"
-                else:
-                    items[key] = value
-            self._items, self._pairs = items, None
-        return items
-
-    def __getitem__(self, name: str) -> str:
-        return self._map()[name.lower()]
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name.lower() in self._map()
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._map())
-
-    def __len__(self) -> int:
-        return len(self._map())
-
-    def __repr__(self) -> str:
-        shown = {k: "***" if k in _SECRET_HEADERS else v for k, v in self._map().items()}
-        return f"Headers({shown!r})"
-
-
 _NO_HEADERS = Headers([])  # shared by embedded resources: immutable, and there are thousands
 
 
@@ -264,15 +212,17 @@ class Link(_LinkBase):
         self._warn_if_deprecated()
         return self._client._send("POST", self._target(variables), {} if body is None else body)
 
-    def patch(self, body: Any, /, **variables: Any) -> Resource:
-        """PATCH this link with a JSON merge patch (RFC 7396).
+    def patch(self, body: Any, /, *, if_match: str | None = None, **variables: Any) -> Resource:
+        """PATCH this link with a JSON merge patch (RFC 7396). ``if_match`` (typically
+        ``res.etag``) sends ``If-Match``: a 412 :class:`PreconditionFailedError` then says the
+        resource changed since it was read, and nothing was changed.
 
         >>> order = client.create_orders.post({"reference": "o-1"})
-        >>> order.links["self"].patch({"started": True})["started"]
+        >>> order.links["self"].patch({"started": True}, if_match=order.etag)["started"]
         True
         """
         self._warn_if_deprecated()
-        return self._client._send("PATCH", self._target(variables), body)
+        return self._client._send("PATCH", self._target(variables), body, if_match)
 
 
 class _ResourceBase(Mapping[str, Any], Generic[L]):
@@ -442,8 +392,8 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
     def etag(self) -> str | None:
         """The ``ETag`` response header, or ``None``.
 
-        >>> client.root().etag is None  # the sandbox sends none
-        True
+        >>> client.root().etag  # the sandbox's are strong: quoted, no W/
+        '"..."'
         """
         return self._headers.get("etag")
 

@@ -2,14 +2,24 @@
 
 Every exception the library raises derives from :class:`Error`. Messages name the method and the
 URL of the request and never contain a secret, a token or a ``Basic`` header.
+
+Errors are plain data: each one pickles and copies with its class, message and attributes, so it
+crosses ``multiprocessing``, ``ProcessPoolExecutor`` and Celery.
 """
 
 from __future__ import annotations
 
 import builtins
+import email.utils
 import json as _json
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from datetime import datetime, timezone
+from typing import Any, TypeAlias
+
+from ._headers import Headers
+
+# What the constructors accept as ``headers=``: a mapping, or (name, value) pairs as received.
+_HeadersLike: TypeAlias = Mapping[str, str] | Iterable[tuple[str, str]] | None
 
 __all__ = [
     "AuthenticationError",
@@ -19,6 +29,7 @@ __all__ = [
     "HTTPError",
     "LinkNotFoundError",
     "NotFoundError",
+    "PreconditionFailedError",
     "ProtocolError",
     "ServerError",
     "TemplateError",
@@ -30,16 +41,34 @@ __all__ = [
 class Error(Exception):
     """Base class of every error raised by ``recurring_payments``.
 
+    Every error has ``outcome_unknown`` (``True`` only when a POST or PATCH was written, wholly
+    or in part, and no complete response arrived: the server may have processed it) and
+    ``headers`` (a case-insensitive read-only mapping; empty when no response came). Errors
+    pickle and copy with their class, message and attributes.
+
+    >>> import pickle
     >>> try:
     ...     client.get("/nowhere")
     ... except rp.Error as err:
     ...     print(type(err).__name__, err)
+    ...     received = pickle.loads(pickle.dumps(err))  # e.g. from a multiprocessing worker
     NotFoundError GET http://127.0.0.1:.../nowhere: HTTP 404 (902: no resource at /nowhere)
+    >>> type(received).__name__, received.status, received.outcome_unknown
+    ('NotFoundError', 404, False)
     """
+
+    outcome_unknown: bool = False
+    headers: Headers = Headers([])
 
     def __str__(self) -> str:
         # KeyError (a base of LinkNotFoundError) would quote the message; keep it plain.
         return str(self.args[0]) if self.args else ""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Rebuilt from its class, args and attribute dict without running `__init__` again
+        # (keyword-only arguments, body parsing), so an attribute added later pickles too.
+        # Exception's own reduce calls `cls(*args)`, which the keyword-only arguments refuse.
+        return (_rebuild, (type(self), self.args), self.__dict__ or None)
 
 
 class ConfigurationError(Error, ValueError):
@@ -58,6 +87,7 @@ class TransportError(Error):
     """The request did not complete: connection refused or reset, TLS failure, body cut short.
 
     ``method`` and ``url`` name the request. GET requests are retried first (``retries``).
+    ``outcome_unknown`` is ``True`` when a POST or PATCH may have reached the server.
 
     >>> server.drop_next()  # the sandbox closes the next connection without answering
     >>> try:
@@ -67,10 +97,18 @@ class TransportError(Error):
     GET True
     """
 
-    def __init__(self, message: str, *, method: str | None = None, url: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        method: str | None = None,
+        url: str | None = None,
+        outcome_unknown: bool = False,
+    ):
         super().__init__(message)
         self.method = method
         self.url = url
+        self.outcome_unknown = outcome_unknown
 
 
 class TimeoutError(TransportError, builtins.TimeoutError):
@@ -89,9 +127,12 @@ class TimeoutError(TransportError, builtins.TimeoutError):
 class HTTPError(Error):
     """The server answered with a status that is not 2xx.
 
-    Attributes: ``status``, ``method``, ``url``, ``headers`` (a dict, lower-case names),
-    ``body`` (text), ``json`` (the parsed body or ``None``), and ``code``/``message`` taken from
-    the API's ``{"code", "message"}`` error bodies (``None`` when absent).
+    Attributes: ``status``, ``method``, ``url``, ``headers`` (case-insensitive, read-only),
+    ``body`` (text), ``json`` (the parsed body, or ``None`` when it is empty, not JSON or nested
+    deeper than 128 levels), ``code``/``message`` taken from the API's ``{"code", "message"}``
+    error bodies (``None`` when absent), ``retry_after`` (seconds from ``Retry-After``, a delay
+    or a date; ``None`` when absent or unreadable) and ``outcome_unknown`` (``False``: a
+    response came).
 
     >>> try:
     ...     client.get("/nowhere")
@@ -107,13 +148,16 @@ class HTTPError(Error):
         status: int,
         method: str,
         url: str,
-        headers: Mapping[str, str] | None = None,
+        headers: _HeadersLike = None,
         body: str = "",
+        outcome_unknown: bool = False,
     ):
         self.status = status
         self.method = method
         self.url = url
-        self.headers: dict[str, str] = dict(headers or {})
+        self.headers = _as_headers(headers)
+        self.retry_after: float | None = _retry_after(self.headers.get("retry-after"))
+        self.outcome_unknown = outcome_unknown
         self.body = body
         self.json: Any = _parse_json(body)
         payload = self.json if isinstance(self.json, dict) else {}
@@ -174,6 +218,18 @@ class NotFoundError(ClientError):
     """
 
 
+class PreconditionFailedError(ClientError):
+    """A 412 answer: the resource changed since it was read (``if_match=`` did not match).
+
+    >>> server.fail_next(412)
+    >>> try:
+    ...     client.root()
+    ... except rp.PreconditionFailedError as err:
+    ...     print(err.status, isinstance(err, rp.ClientError))
+    412 True
+    """
+
+
 class ServerError(HTTPError):
     """A 5xx answer. GET requests are retried first (``retries``, honouring ``Retry-After``).
 
@@ -190,6 +246,10 @@ class ProtocolError(Error):
     """The answer broke the protocol: not JSON, not a JSON object, wrong content type, a bad
     token response, nesting too deep, or a body larger than ``max_response_size``.
 
+    ``method`` and ``url`` name the request; for a response, ``status`` and ``headers`` are
+    its own (a 201 with a malformed body was still created: ``err.headers["Location"]``),
+    otherwise ``None`` and empty.
+
     >>> server.malformed_next()  # a 200 whose body is not JSON
     >>> client.root()
     Traceback (most recent call last):
@@ -197,10 +257,22 @@ class ProtocolError(Error):
     recurring_payments.errors.ProtocolError: GET http://...: response body is not valid JSON: ...
     """
 
-    def __init__(self, message: str, *, method: str | None = None, url: str | None = None):
+    def __init__(
+        self,
+        message: str,
+        *,
+        method: str | None = None,
+        url: str | None = None,
+        status: int | None = None,
+        headers: _HeadersLike = None,
+        outcome_unknown: bool = False,
+    ):
         super().__init__(message)
         self.method = method
         self.url = url
+        self.status = status
+        self.headers = _as_headers(headers)
+        self.outcome_unknown = outcome_unknown
 
 
 class TemplateError(Error, ValueError):
@@ -226,10 +298,68 @@ class LinkNotFoundError(Error, AttributeError, KeyError):
     """
 
 
+def _rebuild(cls: type[Error], args: tuple[Any, ...]) -> Error:
+    """Unpickle an error (the name is part of the pickles: keep it)."""
+    err = cls.__new__(cls, *args)
+    err.args = args  # OSError (a base of TimeoutError) takes its args in __init__, not __new__
+    return err
+
+
+_NO_HEADERS = Error.headers
+# Deepest error body decoded: serde_json's limit, the core's for success bodies. Deeper would
+# exhaust the stack (json.loads: RecursionError) or, barely parsed, break copy.deepcopy later.
+_MAX_JSON_DEPTH = 128
+# `Retry-After` delays that do not fit a u64 are unreadable, as in the core.
+_MAX_DELAY = 2**64 - 1
+
+
+def _as_headers(headers: _HeadersLike) -> Headers:
+    if headers is None:
+        return _NO_HEADERS
+    if isinstance(headers, Headers):
+        return headers  # immutable: shared
+    if isinstance(headers, Mapping):
+        return Headers(list(headers.items()))
+    return Headers([(name, value) for name, value in headers])
+
+
 def _parse_json(body: str) -> Any:
     if not body:
         return None
     try:
-        return _json.loads(body)
-    except ValueError:
+        value = _json.loads(body)
+    except (ValueError, RecursionError):
         return None
+    # Counting brackets (C speed) spares the walk for every ordinary body.
+    if body.count("[") + body.count("{") > _MAX_JSON_DEPTH and not _within_depth(value):
+        return None
+    return value
+
+
+def _within_depth(value: Any) -> bool:
+    # Iterative: a recursive walk is what must not happen on hostile input.
+    stack = [(value, 1)] if isinstance(value, (dict, list)) else []
+    while stack:
+        node, depth = stack.pop()
+        if depth > _MAX_JSON_DEPTH:
+            return False
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((c, depth + 1) for c in children if isinstance(c, (dict, list)))
+    return True
+
+
+def _retry_after(value: str | None) -> float | None:
+    """``Retry-After`` in seconds: a delay, or an HTTP date (from now, never negative)."""
+    if value is None:
+        return None
+    value = value.strip()
+    if value.isascii() and value.isdigit():
+        seconds = int(value) if len(value) <= 20 else _MAX_DELAY + 1
+        return float(seconds) if seconds <= _MAX_DELAY else None
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:  # asctime dates carry no zone; HTTP dates are GMT
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, (when - datetime.now(timezone.utc)).total_seconds())

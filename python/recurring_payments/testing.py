@@ -10,12 +10,14 @@ True
 It enforces every rule of the protocol: the token endpoint's headers, Basic credentials and
 scopes; the same token while it is valid (``expires_in`` reset); ``Accept:
 application/hal+json; profile="<profile>"`` (406), a valid bearer token (401), JSON body types
-(415) and GET/POST/PATCH only (405), with ``{"code", "message"}`` error bodies.
+(415) and GET/POST/PATCH only (405), with ``{"code", "message"}`` error bodies. Every resource
+it serves carries a strong ``ETag``, and a PATCH of a demo resource honours ``If-Match`` (412).
 
 Error codes: 900 handler failed (500), 901 duplicate (409), 902 not found (404), 903 bad or
 expired token (401), 904 access denied (403), 905 method not allowed (405), 906 no acceptable
 representation (406), 907 unsupported media type (415), 908 malformed JSON body (400), 909 body
-too large (413), 910 invalid parameter (400), 999 failure injected by :meth:`FakeServer.fail_next`.
+too large (413), 910 invalid parameter (400), 911 precondition failed (412: ``If-Match``), 999
+failure injected by :meth:`FakeServer.fail_next`.
 """
 
 from __future__ import annotations
@@ -68,7 +70,10 @@ class FakeServer:
     """The sandbox server: the whole documented protocol on ``127.0.0.1`` (ephemeral port).
 
     ``FakeServer(token_ttl=960.0, demo=False, *, host="127.0.0.1", port=0)``. ``token_ttl`` is
-    the token lifetime in seconds of the virtual clock (see :meth:`advance_clock`). With
+    the token lifetime in seconds of the virtual clock (see :meth:`advance_clock`), announced
+    as ``expires_in`` rounded up. ``token_ttl=0`` announces ``expires_in: 0``; such tokens are
+    accepted until :meth:`expire_tokens` (the clock does not end them), so a test can check
+    that a client uses one for the requests that waited for it. With
     ``demo=True`` it serves the recorded entry point's relations with working creditors, orders,
     mandates (paged), documents (a link array) and merge patches, plus admin-only ``get-apps``
     and ``generate-app-secret`` for ``api_admin`` tokens (see :meth:`add_admin`).
@@ -88,6 +93,24 @@ class FakeServer:
     ...     print(len(server.requests), "requests")
     Demo Creditor SAS
     3 requests
+
+    **ETags and conditional updates.** Every resource served (a 200 or 201 with a body: the
+    entry point, :meth:`add_resource` documents, demo resources, :meth:`route` answers) carries
+    a strong ``ETag`` derived from the bytes served: equal for equal representations (a GET
+    and the 201 of the POST that created it), changed by any change. A PATCH of a demo order
+    with ``If-Match`` (RFC 9110 §13.1.1, strong comparison) is applied only when a listed tag
+    is the order's current one (or ``*`` and the order exists); otherwise the answer is 412
+    ``{"code": 911}`` and nothing changes. ``W/"..."`` tags never match; a malformed value
+    matches nothing. GET and POST ignore ``If-Match``; :meth:`route` handlers judge it
+    themselves.
+
+    >>> with FakeServer(demo=True) as sandbox, sandbox.client() as api:
+    ...     order = api.create_orders.post({"reference": "o-1"})
+    ...     print(order.etag, order.etag == api.get(order.url).etag)
+    ...     patched = api.patch(order.url, {"started": True})
+    ...     print(patched.etag != order.etag, patched.etag == api.get(order.url).etag)
+    "...-..." True
+    True True
     """
 
     def __init__(
@@ -270,6 +293,11 @@ class FakeServer:
         ``error``. The request rules (Accept, token, body type) are checked before the
         handler runs. The latest registration for a path and method wins.
 
+        A 200 or 201 answer with a body gets a strong ``ETag`` of the bytes served unless the
+        handler returns its own ``ETag`` header. ``If-Match`` is not judged for a handler: it
+        sees the header in ``request.headers["if-match"]`` and answers what it likes (e.g.
+        ``412, {"code": 911, "message": "precondition failed"}``).
+
         Handlers run in a worker thread, one per request in flight, so they may block; an
         ``async def`` handler is run to completion in its own event loop.
 
@@ -335,7 +363,8 @@ class FakeServer:
     # -- time ---------------------------------------------------------------------------------
 
     def expire_tokens(self) -> None:
-        """Make every token issued so far expired: the next API request gets a 401.
+        """Make every token issued so far expired (those of ``token_ttl=0`` included): the
+        next API request gets a 401.
 
         The client then fetches a new token and replays the request, once:
 
@@ -382,7 +411,9 @@ class FakeServer:
         headers: Mapping[str, str] | None = None,
     ) -> None:
         """Answer the next ``count`` matching requests with ``status`` (400-599) and a
-        ``{"code": 999, "message"}`` body, plus ``headers`` (e.g. ``{"Retry-After": "0"}``).
+        ``{"code": 999, "message"}`` body, plus ``headers`` (e.g. ``{"Retry-After": "0"}``):
+        ``fail_next(429, headers={"Retry-After": "1"})`` is a rate limit, ``fail_next(412)``
+        a failed precondition. The request is not processed.
 
         A GET is retried (``retries``) and succeeds; a POST never is:
 
@@ -451,6 +482,9 @@ class FakeServer:
         whole). ``chunk_delay`` pauses that many seconds before each chunk but the first (a
         slow body). ``chunked=True`` uses chunked transfer encoding instead of
         ``Content-Length``. ``Content-Length`` and ``Transfer-Encoding`` cannot be given.
+        The request is not processed: ``respond_next(b"{}", status=302, headers={"Location":
+        "/x"}, path="/orders")`` answers a POST with a redirect without creating an order.
+        No ``ETag`` is added.
 
         >>> server.respond_next(b"\\xff not UTF-8", path="/creditors")
         >>> client.get("/creditors")

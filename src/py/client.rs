@@ -11,7 +11,7 @@ use pyo3::types::{PyList, PyString, PyTuple};
 use reqwest::Method;
 
 use crate::auth::{Credentials, Token as CoreToken};
-use crate::client::{Body, Client, ClientConfig};
+use crate::client::{Body, Client, ClientConfig, RequestOptions};
 use crate::runtime::block_on_here;
 use crate::transport::{Attempt, Driver, Response, Verify};
 
@@ -136,7 +136,8 @@ pub struct NativeClient {
 impl NativeClient {
     #[new]
     #[pyo3(signature = (base_url, *, credentials, profile, timeout, connect_timeout, retries,
-        token_leeway, max_response_size, allow_http, verify, user_agent, logger))]
+        token_leeway, max_response_size, allow_http, verify, user_agent, logger,
+        total_timeout=25.0, headers=Vec::new()))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         base_url: String,
@@ -151,6 +152,8 @@ impl NativeClient {
         verify: &Bound<'_, PyAny>,
         user_agent: String,
         logger: Py<PyAny>,
+        total_timeout: f64,
+        headers: Vec<(String, String)>,
     ) -> PyResult<Self> {
         let config = ClientConfig {
             base_url,
@@ -164,6 +167,8 @@ impl NativeClient {
             allow_http,
             verify: verify_from(verify)?,
             user_agent,
+            total_timeout,
+            headers,
         };
         let py = credentials.py();
         // Building the pool may read a CA file: do it without the GIL.
@@ -196,21 +201,23 @@ impl NativeClient {
 
     /// Send a request: returns (status, final url, headers as (name, value) tuples, document).
     /// The document is a dict, or None for an empty body.
-    #[pyo3(signature = (method, url, body=None))]
+    #[pyo3(signature = (method, url, body=None, *, if_match=None))]
     fn request<'py>(
         &self,
         py: Python<'py>,
         method: &str,
         url: &str,
         body: Option<&Bound<'py, PyAny>>,
+        if_match: Option<String>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         let (method, body) = request_body(method, body)?;
         let target = self.core.resolve(url)?;
         let core = self.core.clone();
         let method_name = method.to_string();
+        let options = RequestOptions { if_match };
         let (outcome, log) = wait(py, async move {
             let mut log = Vec::new();
-            let outcome = core.request(method, target, body, Driver::ThisThread, &mut log);
+            let outcome = core.request(method, target, body, options, Driver::ThisThread, &mut log);
             (outcome.await, log)
         })?;
         log_attempts(self.logger.bind(py), &log);
@@ -224,18 +231,20 @@ impl NativeClient {
 
     /// Like `request`, as an awaitable (call it from a coroutine of the running loop).
     /// Cancelling the awaiting task cancels the request.
-    #[pyo3(signature = (method, url, body=None))]
+    #[pyo3(signature = (method, url, body=None, *, if_match=None))]
     fn request_async<'py>(
         &self,
         py: Python<'py>,
         method: &str,
         url: &str,
         body: Option<&Bound<'py, PyAny>>,
+        if_match: Option<String>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let (method, body) = request_body(method, body)?;
         let target = self.core.resolve(url)?;
         let logger = self.logger.clone_ref(py);
-        client_async::request(py, self.core.clone(), logger, method, target, body)
+        let options = RequestOptions { if_match };
+        client_async::request(py, self.core.clone(), logger, method, target, body, options)
     }
 }
 
@@ -311,8 +320,11 @@ pub(crate) fn response_tuple<'py>(
     let document: Bound<'py, PyAny> = if response.body.is_empty() {
         py.None().into_bound(py)
     } else {
+        let status = response.status;
+        let url = response.url.to_string();
+        let pairs = response.header_pairs();
         let document = document::parse(response.body)
-            .map_err(|e| e.with_request(method, response.url.as_str()))?;
+            .map_err(|e| e.with_request(method, &url).with_response(status, pairs))?;
         Bound::new(py, document)?.into_any()
     };
     PyTuple::new(

@@ -8,7 +8,7 @@ use reqwest::Method;
 use url::Url;
 
 use crate::auth::Token as CoreToken;
-use crate::client::{Body, Client};
+use crate::client::{Body, Client, RequestOptions};
 use crate::error::Error;
 use crate::transport::{Attempt, Driver, Response};
 
@@ -52,11 +52,12 @@ pub(crate) fn request<'py>(
     method: Method,
     url: Url,
     body: Body,
+    options: RequestOptions,
 ) -> PyResult<Bound<'py, PyAny>> {
     aio::awaitable(py, async move {
         let mut log = Vec::new();
         let outcome = core
-            .request(method.clone(), url, body, Driver::Shared, &mut log)
+            .request(method.clone(), url, body, options, Driver::Shared, &mut log)
             .await;
         Ok(Completion {
             logger,

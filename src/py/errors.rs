@@ -37,34 +37,52 @@ fn convert(py: Python<'_>, error: Error) -> PyResult<PyErr> {
         Error::Template(_) => "TemplateError",
         Error::LinkNotFound { .. } => "LinkNotFoundError",
         Error::UnknownVariable(m) => return Ok(PyTypeError::new_err(m)),
-        Error::Transport { method, url, .. } => {
+        Error::Transport {
+            method,
+            url,
+            outcome_unknown,
+            ..
+        } => {
             kwargs.set_item("method", method)?;
             kwargs.set_item("url", url)?;
+            kwargs.set_item("outcome_unknown", outcome_unknown)?;
             "TransportError"
         }
-        Error::Timeout { method, url, .. } => {
+        Error::Timeout {
+            method,
+            url,
+            outcome_unknown,
+            ..
+        } => {
             kwargs.set_item("method", method)?;
             kwargs.set_item("url", url)?;
+            kwargs.set_item("outcome_unknown", outcome_unknown)?;
             "TimeoutError"
         }
-        Error::Protocol { method, url, .. } => {
+        Error::Protocol {
+            method,
+            url,
+            response,
+            ..
+        } => {
             kwargs.set_item("method", method)?;
             kwargs.set_item("url", url)?;
+            if let Some(facts) = response {
+                kwargs.set_item("status", facts.status)?;
+                kwargs.set_item("headers", facts.headers)?;
+            }
             "ProtocolError"
         }
         Error::Http(failure) => {
             kwargs.set_item("status", failure.status)?;
             kwargs.set_item("method", &failure.method)?;
             kwargs.set_item("url", &failure.url)?;
-            let headers = PyDict::new(py);
-            for (name, value) in &failure.headers {
-                headers.set_item(name, value)?;
-            }
-            kwargs.set_item("headers", headers)?;
+            kwargs.set_item("headers", &failure.headers)?;
             kwargs.set_item("body", &failure.body)?;
             match failure.status {
                 _ if failure.authentication => "AuthenticationError",
                 404 => "NotFoundError",
+                412 => "PreconditionFailedError",
                 400..=499 => "ClientError",
                 500..=599 => "ServerError",
                 _ => "HTTPError",

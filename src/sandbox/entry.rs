@@ -1,6 +1,6 @@
 //! The entry point `GET /`: `self`, `profile`, then the registered links (admin-only ones for
-//! `api_admin` tokens only). Rendered once per links version and scope: every client starts
-//! here, and benchmarks hammer it.
+//! `api_admin` tokens only). Rendered, with its ETag, once per links version and scope: every
+//! client starts here, and benchmarks hammer it.
 
 use bytes::Bytes;
 use serde_json::{json, Map, Value};
@@ -10,24 +10,35 @@ use super::store::Store;
 use super::tokens::Scope;
 use super::Site;
 
-pub fn entry_point(site: &Site, scope: Scope) -> Bytes {
+/// A rendered entry point and its ETag.
+#[derive(Debug, Clone)]
+pub struct Rendered {
+    pub body: Bytes,
+    pub etag: String,
+}
+
+pub fn entry_point(site: &Site, scope: Scope) -> Rendered {
     let store = match site.shared.store.read() {
         Ok(store) => store,
         Err(poisoned) => poisoned.into_inner(),
     };
     let version = store.links_version();
-    if let Some((_, _, body)) = lock(&site.entry_cache)
+    if let Some((_, _, rendered)) = lock(&site.entry_cache)
         .iter()
         .find(|(v, s, _)| *v == version && *s == scope)
     {
-        return body.clone();
+        return rendered.clone();
     }
     let body = Bytes::from(render(site, &store, scope).to_string());
     drop(store);
+    let rendered = Rendered {
+        etag: super::etag::of(&body),
+        body,
+    };
     let mut cache = lock(&site.entry_cache);
     cache.retain(|(v, _, _)| *v == version);
-    cache.push((version, scope, body.clone()));
-    body
+    cache.push((version, scope, rendered.clone()));
+    rendered
 }
 
 fn render(site: &Site, store: &Store, scope: Scope) -> Value {

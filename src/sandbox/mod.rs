@@ -9,6 +9,7 @@ pub mod clock;
 mod control;
 pub mod demo;
 mod entry;
+pub mod etag;
 pub mod faults;
 pub mod journal;
 mod oauth;
@@ -125,8 +126,8 @@ pub struct Site {
     /// The `Content-Type` of HAL answers, built once.
     pub hal_content_type: String,
     pub shared: Arc<Shared>,
-    /// Rendered entry points by (links version, scope); see `entry.rs`.
-    entry_cache: Mutex<Vec<(u64, tokens::Scope, bytes::Bytes)>>,
+    /// Rendered entry points (body, ETag) by (links version, scope); see `entry.rs`.
+    entry_cache: Mutex<Vec<(u64, tokens::Scope, entry::Rendered)>>,
 }
 
 struct Running {

@@ -3,6 +3,11 @@
 //! Order of the checks for API requests: method (405), `Accept` (406), bearer token (401),
 //! route (404, or 405 with the path's own `Allow`), body type (415), body JSON (400).
 //!
+//! Every resource served (a 200 or 201 with a body: entry point, static resources, handlers'
+//! answers) carries a strong `ETag` of its bytes (see `etag.rs`), unless a handler set its own.
+//! `If-Match` is evaluated where the resource lives: the demo's PATCH handlers; a Python route
+//! handler sees the header and answers what it likes.
+//!
 //! Error bodies are `{"code": <int>, "message": "..."}` in the API's style. Codes:
 //!
 //! | code | status | meaning |
@@ -18,6 +23,7 @@
 //! | 908 | 400 | malformed JSON body |
 //! | 909 | 413 | request body too large |
 //! | 910 | 400 | invalid parameter or body field (demo handlers) |
+//! | 911 | 412 | precondition failed: `If-Match` of a PATCH (demo handlers) |
 //! | 999 | any | a failure injected with `fail_next` |
 
 use std::sync::{Arc, OnceLock};
@@ -216,8 +222,11 @@ async fn api(
         return refusal;
     }
     match target {
-        Target::EntryPoint => hal(site, StatusCode::OK, super::entry::entry_point(site, scope)),
-        Target::Static(body) => hal(site, StatusCode::OK, body),
+        Target::EntryPoint => {
+            let entry = super::entry::entry_point(site, scope);
+            resource(site, StatusCode::OK, entry.body, &entry.etag)
+        }
+        Target::Static { body, etag } => resource(site, StatusCode::OK, body, &etag),
         Target::Handler(handler) => {
             let request = HandlerRequest {
                 entry: Arc::clone(entry),
@@ -323,7 +332,16 @@ fn from_reply(site: &Site, reply: Reply, entry: &Entry) -> Response<Body> {
         let _ = entry.error.set(message.clone());
         return api_error(500, 900, &message);
     };
+    let tagged = matches!(status, StatusCode::OK | StatusCode::CREATED)
+        && !reply
+            .headers
+            .iter()
+            .any(|(name, _)| name.eq_ignore_ascii_case("etag"));
     let mut response = match reply.body {
+        Some(body) if tagged => {
+            let etag = super::etag::of(&body);
+            resource(site, status, body, &etag)
+        }
         Some(body) => hal(site, status, body),
         None => respond(status, "", Bytes::new()),
     };
@@ -374,6 +392,15 @@ pub fn respond(status: StatusCode, content_type: &str, body: Bytes) -> Response<
 
 fn hal(site: &Site, status: StatusCode, body: Bytes) -> Response<Body> {
     respond(status, &site.hal_content_type, body)
+}
+
+/// A representation of a resource: HAL with its strong ETag.
+fn resource(site: &Site, status: StatusCode, body: Bytes, etag: &str) -> Response<Body> {
+    let mut response = hal(site, status, body);
+    if let Ok(v) = HeaderValue::from_str(etag) {
+        response.headers_mut().insert(header::ETAG, v);
+    }
+    response
 }
 
 /// `{"code","message"}` with the given status (500 if it is not a valid status).

@@ -93,8 +93,11 @@ pub type Handler = Arc<dyn Fn(HandlerRequest) -> HandlerFuture + Send + Sync>;
 #[derive(Clone)]
 pub enum Target {
     EntryPoint,
-    /// A JSON document serialized once, when added.
-    Static(Bytes),
+    /// A JSON document serialized once, when added, with its ETag.
+    Static {
+        body: Bytes,
+        etag: String,
+    },
     Handler(Handler),
 }
 
@@ -277,12 +280,13 @@ impl Store {
     pub fn add_resource(&mut self, path: &str, document: &Value) -> Result<()> {
         let template = PathTemplate::parse(path, true)?;
         let body = Bytes::from(document.to_string());
+        let etag = super::etag::of(&body);
         self.routes
             .retain(|r| !(r.method == Method::GET && r.template == template));
         self.routes.push(Route {
             method: Method::GET,
             template,
-            target: Target::Static(body),
+            target: Target::Static { body, etag },
         });
         Ok(())
     }
@@ -358,7 +362,10 @@ mod tests {
             .add_resource("/a", &serde_json::json!({"v": 2}))
             .unwrap();
         match store.lookup(&Method::GET, "/a") {
-            Lookup::Found(Target::Static(b), _) => assert_eq!(&b[..], br#"{"v":2}"#),
+            Lookup::Found(Target::Static { body, etag }, _) => {
+                assert_eq!(&body[..], br#"{"v":2}"#);
+                assert_eq!(etag, crate::sandbox::etag::of(&body));
+            }
             _ => panic!("expected the static resource"),
         }
         match store.lookup(&Method::POST, "/a") {

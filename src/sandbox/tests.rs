@@ -136,3 +136,92 @@ fn serves_https_with_a_ca_of_its_own() {
     sandbox.stop();
     assert!(!ca_path.exists(), "the CA file outlived the server");
 }
+
+/// A header of a raw answer head, by lower-case name.
+fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines().find_map(|line| {
+        let (n, v) = line.split_once(':')?;
+        n.eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
+#[test]
+fn resources_carry_etags_and_patch_honours_if_match() {
+    let sandbox = Sandbox::new(Config {
+        demo: true,
+        ..Config::default()
+    });
+    let urls = sandbox.start().unwrap();
+    let token = token(&sandbox, &urls.base_url);
+    sandbox
+        .add_resource("/things/1", &json!({"id": 1}))
+        .unwrap();
+    let accept = format!("Accept: application/hal+json; profile=\"{}\"", urls.profile);
+    let auth = format!("Authorization: Bearer {token}");
+    let get = |path: &str| {
+        request(
+            &urls.base_url,
+            &format!("GET {path} HTTP/1.1\r\n{accept}\r\n{auth}"),
+            "",
+        )
+    };
+    let patch = |path: &str, if_match: &str, body: &str| {
+        let if_match = match if_match {
+            "" => String::new(),
+            tag => format!("\r\nIf-Match: {tag}"),
+        };
+        request(
+            &urls.base_url,
+            &format!(
+                "PATCH {path} HTTP/1.1\r\n{accept}\r\n{auth}\r\nContent-Type: application/merge-patch+json{if_match}"
+            ),
+            body,
+        )
+    };
+
+    // Static resources and the entry point: the ETag of the bytes served.
+    let (status, head, body) = get("/things/1");
+    assert_eq!(status, 200);
+    assert_eq!(
+        header(&head, "etag"),
+        Some(super::etag::of(body.as_bytes()).as_str())
+    );
+    let (_, head, body) = get("/");
+    assert_eq!(
+        header(&head, "etag"),
+        Some(super::etag::of(body.as_bytes()).as_str())
+    );
+
+    // A demo order: created (201), read, patched under If-Match.
+    let (status, head, _) = request(
+        &urls.base_url,
+        &format!("POST /orders HTTP/1.1\r\n{accept}\r\n{auth}\r\nContent-Type: application/json"),
+        r#"{"reference": "o-1"}"#,
+    );
+    assert_eq!(status, 201);
+    let created = header(&head, "etag").unwrap().to_owned();
+    let path = header(&head, "location")
+        .unwrap()
+        .trim_start_matches(&urls.base_url)
+        .to_owned();
+    let (_, head, _) = get(&path);
+    assert_eq!(header(&head, "etag"), Some(created.as_str()));
+
+    let (status, head, _) = patch(&path, &created, r#"{"started": true}"#);
+    assert_eq!(status, 200);
+    let patched = header(&head, "etag").unwrap().to_owned();
+    assert_ne!(patched, created);
+    let (status, _, body) = patch(&path, &created, r#"{"started": false}"#);
+    assert_eq!(status, 412, "{body}");
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["code"], 911);
+    let (_, head, body) = get(&path);
+    assert_eq!(header(&head, "etag"), Some(patched.as_str()));
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["started"],
+        true
+    );
+    assert_eq!(patch(&path, "*", "{}").0, 200);
+    assert_eq!(patch("/orders/nope", "*", "{}").0, 412);
+    assert_eq!(patch("/orders/nope", "", "{}").0, 404);
+    sandbox.stop();
+}

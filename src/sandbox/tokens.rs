@@ -52,8 +52,16 @@ const ISSUED_KEPT: usize = 10_000;
 impl Tokens {
     /// The principal's token: the current one with its lifetime reset while it is valid,
     /// otherwise a fresh one (the expired one is forgotten).
+    ///
+    /// A zero `ttl` (announced as `expires_in: 0`) gives a token accepted until `expire_all`:
+    /// what a client must do with such a token is use it for the requests that waited for it,
+    /// and that needs a server that still takes it.
     pub fn issue(&mut self, principal: &str, scope: Scope, now: Duration, ttl: Duration) -> Token {
-        let expires_at = now.saturating_add(ttl);
+        let expires_at = if ttl.is_zero() {
+            Duration::MAX
+        } else {
+            now.saturating_add(ttl)
+        };
         if let Some(current) = self.by_principal.get(principal) {
             if let Some(token) = self.by_token.get_mut(current) {
                 if token.expires_at > now && token.scope == scope {
@@ -113,6 +121,23 @@ mod tests {
     use super::*;
 
     const TTL: Duration = Duration::from_secs(960);
+
+    #[test]
+    fn a_zero_lifetime_lasts_until_expired_by_hand() {
+        let mut tokens = Tokens::default();
+        let a = tokens.issue("app:x", Scope::Api, Duration::ZERO, Duration::ZERO);
+        let later = Duration::from_secs(1 << 40);
+        assert_eq!(tokens.check(&a.access_token, later), Ok(Scope::Api));
+        let b = tokens.issue("app:x", Scope::Api, later, Duration::ZERO);
+        assert_eq!(
+            a.access_token, b.access_token,
+            "the same token while it is valid"
+        );
+        tokens.expire_all(later);
+        assert_eq!(tokens.check(&a.access_token, later), Err(Refusal::Expired));
+        let c = tokens.issue("app:x", Scope::Api, later, Duration::ZERO);
+        assert_ne!(a.access_token, c.access_token);
+    }
 
     #[test]
     fn same_token_while_valid_then_a_new_one() {

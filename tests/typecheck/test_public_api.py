@@ -118,7 +118,9 @@ def test_errors_carry_typed_details(rp_client: rp.Client) -> None:
     err = caught.value
     assert_type(err.status, int)
     assert_type((err.method, err.url, err.body), tuple[str, str, str])
-    assert_type(err.headers, dict[str, str])
+    assert_type(err.headers, rp.Headers)
+    assert_type(err.retry_after, float | None)
+    assert_type(err.outcome_unknown, bool)
     assert_type(err.json, Any)
     assert_type(err.code, int | str | None)
     assert_type(err.message, str | None)

@@ -1,5 +1,6 @@
 //! Orders: created with POST (201 + `Location`, shaped like the recorded `order-created.json`),
-//! read by id or reference, searched by page, and merge-patched (RFC 7396).
+//! read by id or reference, searched by page, and merge-patched (RFC 7396) under an optional
+//! `If-Match` precondition.
 
 use std::sync::Mutex;
 
@@ -7,6 +8,7 @@ use serde_json::{json, Map, Value};
 
 use super::data::{now_iso8601, Demo, Order};
 use super::{check_creditor, invalid, not_found, page, rel, url, CREDITOR};
+use crate::sandbox::etag::{self, Precondition};
 use crate::sandbox::journal::lock;
 use crate::sandbox::store::{HandlerRequest, Reply};
 
@@ -169,7 +171,27 @@ pub fn search(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
 
 /// PATCH with `application/merge-patch+json`: RFC 7396 on the order's state. `id`,
 /// `reference` and the HAL reserved properties cannot be patched.
+///
+/// `If-Match` (RFC 9110 §13.1.1) is evaluated first, under the same lock as the change, against
+/// the ETag a GET of the order would carry: a mismatch (or any `If-Match` on an order that does
+/// not exist) is a 412 and changes nothing.
 pub fn patch(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
+    let mut demo = lock(demo);
+    // The id, and the ETag of the bytes a GET of the order serves (`Reply::json`).
+    let found = find(&demo, request).map(|order| {
+        let served = document(request, order).to_string();
+        (order.id().to_owned(), etag::of(served.as_bytes()))
+    });
+    let if_match = request
+        .entry
+        .headers
+        .iter()
+        .filter(|(name, _)| name == "if-match")
+        .map(|(_, value)| value.as_str());
+    let current = found.as_ref().map(|(_, etag)| etag.as_str());
+    if let Precondition::Failed(reason) = etag::if_match(if_match, current) {
+        return Reply::error(412, 911, &format!("precondition failed: {reason}"));
+    }
     let Some(Value::Object(changes)) = &request.entry.json else {
         return invalid("a merge patch of an order is a JSON object");
     };
@@ -178,8 +200,7 @@ pub fn patch(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
             return invalid(&format!("{read_only} cannot be changed"));
         }
     }
-    let mut demo = lock(demo);
-    let Some(id) = find(&demo, request).map(|o| o.id().to_owned()) else {
+    let Some((id, _)) = found else {
         return not_found("order");
     };
     let Some(order) = demo.orders.iter_mut().find(|o| o.id() == id) else {
