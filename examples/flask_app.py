@@ -54,7 +54,10 @@ def create_app(config: Mapping[str, Any] | None = None) -> Flask:
     @app.errorhandler(rp.Error)
     def api_error(exc: rp.Error) -> tuple[str, int]:
         status, message = http_error_for(exc)
-        app.logger.warning("payments API call failed: %s", exc)
+        if exc.outcome_unknown:  # the order may exist: someone reconciles it by reference
+            app.logger.error("payments API call with an unknown outcome: %s", exc)
+        else:
+            app.logger.warning("payments API call failed: %s", exc)
         return message, status
 
     @app.post("/onboarding/")

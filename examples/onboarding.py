@@ -62,12 +62,20 @@ def order_state(client: rp.Client, order_id: str) -> str:
     return str(order["state"])
 
 
+CHECKING = "we are checking your order: please do not pay again, we will email you the outcome"
+
+
 def http_error_for(exc: rp.Error) -> tuple[int, str]:
     """The HTTP status and message your site answers when the API call fails.
 
     The customer never sees the API's details; log ``exc`` (its message names the request and
-    never contains a secret).
+    never contains a secret). "Please try again" is said only when nothing was created.
     """
+    if exc.outcome_unknown:
+        # The POST reached the API and no complete answer came (a timeout, a cut connection):
+        # the order may exist. Trying again could create a second one; look it up later by
+        # its reference instead (see `order_state`).
+        return 202, CHECKING
     if isinstance(exc, rp.NotFoundError):
         return 404, "no such order"
     if isinstance(exc, rp.AuthenticationError):

@@ -70,6 +70,19 @@ def test_an_outage_never_creates_two_orders(api: FakeServer, rp_client: rp.Clien
     assert len(posts(api)) == 2
 
 
+def test_a_post_timeout_does_not_invite_a_second_order(api: FakeServer) -> None:
+    # The API received the order and answers too late: it may have created it.
+    api.delay_next(2.0, path="/orders")
+    with api.client(timeout=0.3, retries=0) as client:
+        client.root()
+        with pytest.raises(rp.TimeoutError) as failure:
+            start_onboarding(client, CUSTOMER)
+    assert failure.value.outcome_unknown
+    status, message = http_error_for(failure.value)
+    assert status == 202 and "do not pay again" in message and "try again" not in message
+    assert len(posts(api)) == 1
+
+
 def test_reads_are_retried_through_a_blip(api: FakeServer, rp_client: rp.Client) -> None:
     api.fail_next(status=503, path="/orders/o-1")
     assert order_state(rp_client, "o-1") == "open.running"

@@ -9,6 +9,8 @@ import gc
 import html as html_module
 import inspect
 import pydoc
+import threading
+import time
 import warnings
 from collections.abc import Iterator
 from typing import Any
@@ -96,8 +98,11 @@ def test_sync_client_introspection_sends_nothing(demo: FakeServer) -> None:
     client = demo.client()
     with pytest.raises(AttributeError):
         client.getdoc  # noqa: B018 (what IPython's `client?` calls)
+    introspect(client)
+    assert "get_creditors" not in dir(client)  # completion does no I/O (API.md §8)
     assert demo.requests == []
-    assert "get_creditors" in dir(client)  # completion fetches the entry point once
+    client.root()
+    assert "get_creditors" in dir(client)  # the cached entry point's relations
     assert len(api_requests(demo)) == 1
 
 
@@ -191,3 +196,98 @@ def test_key_completions(demo_client: rp.Client) -> None:
     assert "get-mandates" in names and "self" in names
     for name in names:
         assert creditor.links[name] is not None
+
+
+@pytest.mark.parametrize("sync", [True, False], ids=["sync", "async"])
+def test_dir_does_no_io_against_a_hung_api(demo: FakeServer, sync: bool) -> None:
+    server = demo
+    # Before: dir(client) fetched a token and the entry point, and Tab froze for `timeout`.
+    server.delay_next(5.0, count=10)
+    client = server.client() if sync else server.async_client()
+    started = time.monotonic()
+    names = dir(client)
+    assert time.monotonic() - started < 1.0
+    assert "get_creditors" not in names and "root" in names
+    assert server.requests == []
+    server.clear_faults()
+
+
+def test_sync_dir_does_not_wait_for_an_entry_point_in_flight(demo: FakeServer) -> None:
+    server = demo
+    client = server.client()
+    client.authenticate()
+    server.delay_next(1.5, path="/")
+    fetch = threading.Thread(target=client.root)
+    fetch.start()
+    try:
+        deadline = time.monotonic() + 5
+        while not any(r.path == "/" for r in server.requests) and time.monotonic() < deadline:
+            time.sleep(0.01)  # the GET / is on the wire, its answer held back
+        started = time.monotonic()
+        assert "get_creditors" not in dir(client)
+        assert time.monotonic() - started < 0.5
+    finally:
+        fetch.join()
+    assert "get_creditors" in dir(client)
+    assert len(api_requests(server)) == 1
+
+
+@pytest.mark.asyncio
+async def test_async_dir_does_not_wait_for_an_entry_point_in_flight(demo: FakeServer) -> None:
+    server = demo
+    client = server.async_client()
+    await client.authenticate()
+    server.delay_next(1.5, path="/")
+    fetch = asyncio.ensure_future(client.root())
+    deadline = time.monotonic() + 5
+    while not any(r.path == "/" for r in server.requests) and time.monotonic() < deadline:
+        await asyncio.sleep(0.01)
+    started = time.monotonic()
+    assert "get_creditors" not in dir(client)
+    assert time.monotonic() - started < 0.5
+    await fetch
+    assert "get_creditors" in dir(client)
+    assert len(api_requests(server)) == 1
+
+
+# Names tools probe and may call: never relations, even when the entry point has such a rel.
+PROBED = ("close", "aclose", "getdoc", "trait_names", "_repr_html_", "__aenter__", "__await__")
+
+
+@pytest.mark.usefixtures("no_unawaited_coroutine")
+def test_async_client_close_is_not_a_relation(server: FakeServer) -> None:
+    for rel in ("close", "getdoc", "trait-names"):
+        server.add_link(rel, f"/{rel}")
+    client = server.async_client()
+    for _ in ("before the entry point", "after"):
+        with pytest.raises(AttributeError, match=r"await aclient\.aclose\(\)"):
+            client.close  # noqa: B018
+        for name in PROBED:
+            if name not in ("aclose", "__aenter__"):  # real members of AsyncClient
+                with pytest.raises(AttributeError):
+                    getattr(client, name)
+        asyncio.run(client.root())
+    root = asyncio.run(client.root())
+    for rel in ("close", "getdoc", "trait-names"):  # still reachable by rel
+        assert root.links[rel].href.endswith(f"/{rel}")
+    assert not {"close", "getdoc", "trait_names"} & set(dir(client))  # completion offers none
+
+
+def test_sync_client_probed_names_are_not_relations(server: FakeServer) -> None:
+    for rel in ("aclose", "getdoc", "trait-names"):
+        server.add_link(rel, f"/{rel}")
+    client = server.client()
+    with pytest.raises(AttributeError, match=r"client\.close\(\)"):
+        client.aclose  # noqa: B018
+    for name in PROBED:
+        if name != "close":  # a real method of Client
+            with pytest.raises(AttributeError):
+                getattr(client, name)
+    assert server.requests == []  # not even the entry point was fetched
+    client.root()
+    for name in PROBED:
+        if name != "close":
+            with pytest.raises(AttributeError):
+                getattr(client, name)
+    assert not {"aclose", "getdoc", "trait_names"} & set(dir(client))
+    client.close()

@@ -80,7 +80,10 @@ def api_errors_as_responses(view: View) -> View:
             return view(request, *args, **kwargs)
         except rp.Error as exc:
             status, message = http_error_for(exc)
-            logger.warning("payments API call failed: %s", exc)
+            if exc.outcome_unknown:  # the order may exist: someone reconciles it by reference
+                logger.error("payments API call with an unknown outcome: %s", exc)
+            else:
+                logger.warning("payments API call failed: %s", exc)
             return HttpResponse(message, status=status, content_type="text/plain")
 
     return wrapper

@@ -127,14 +127,19 @@ class AsyncClient(_ClientBase):
         # with a relation would create a coroutine nobody awaits.
         if name.startswith("_") or name in _PROBES:
             raise AttributeError(name)
+        if name == "close":  # contextlib.closing, habit from Client: it must be awaited
+            raise AttributeError(
+                "'AsyncClient' has no close(): use `await aclient.aclose()` (or `async with`)"
+            )
         if self._root is not None:
             _entry_link(self._root, name)  # known already: a wrong name fails here, not later
         return _EntryRelation(self, name)
 
     def __dir__(self) -> list[str]:
         names = set(super().__dir__())
-        if self._root is not None:  # tab completion cannot await: relations once fetched
-            names |= set(self._root._all_relations().attribute_names())
+        root = getattr(self, "_root", None)  # tab completion cannot await: relations once fetched
+        if root is not None:
+            names |= set(root._all_relations().attribute_names()) - _PROBES - {"close"}
         return sorted(names)
 
     async def _send(

@@ -10,10 +10,11 @@ from collections.abc import Mapping
 from typing import Any, TypeVar
 from urllib.parse import urljoin
 
-from . import _core
+from . import _core, _settings
 from ._credentials import AdminCredentials, AppCredentials
+from ._green import _blocking
 from ._resource import Headers, Link, Resource
-from .errors import ConfigurationError, LinkNotFoundError
+from .errors import ConfigurationError, Error, LinkNotFoundError
 
 logger = logging.getLogger("recurring_payments")
 
@@ -29,6 +30,45 @@ _PROBES = frozenset({"getdoc", "trait_names", "pytest_mock_example_attribute_tha
 def _user_agent(extra: str | None) -> str:
     ours = f"recurring-payments/{_core.__version__} python/{platform.python_version()}"
     return f"{extra} {ours}" if extra else ours
+
+
+def _read_env(prefix: str, settings: dict[str, Any]) -> None:
+    """Complete ``settings`` (the overrides of ``from_env``) from the environment."""
+    if "credentials" not in settings:
+        settings["credentials"] = _env_credentials(prefix)
+    for name in ("BASE_URL", "PROFILE"):
+        if not settings.get(name.lower()):
+            _require(prefix, name)
+            settings[name.lower()] = os.environ[prefix + name]
+    settings.setdefault("rel_namespace", os.environ.get(prefix + "REL_NAMESPACE") or None)
+    if "total_timeout" not in settings and os.environ.get(prefix + "TOTAL_TIMEOUT"):
+        variable = prefix + "TOTAL_TIMEOUT"
+        settings["total_timeout"] = _settings.parse_env_seconds(variable, os.environ[variable])
+
+
+def _env_credentials(prefix: str) -> Credentials:
+    # os.environ is read inline, never bound to a local: a frame holding the mapping or a
+    # value would show the secret to whatever captures locals.
+    if os.environ.get(prefix + "APP_NAME") or os.environ.get(prefix + "APP_SECRET"):
+        _require(prefix, "APP_NAME", "APP_SECRET")
+        return AppCredentials(os.environ[prefix + "APP_NAME"], os.environ[prefix + "APP_SECRET"])
+    if os.environ.get(prefix + "CREDITOR") or os.environ.get(prefix + "LOGIN"):
+        _require(prefix, "CREDITOR", "LOGIN", "PASSWORD")
+        return AdminCredentials(
+            os.environ[prefix + "CREDITOR"],
+            os.environ[prefix + "LOGIN"],
+            os.environ[prefix + "PASSWORD"],
+        )
+    raise ConfigurationError(
+        f"missing credentials: set {prefix}APP_NAME and {prefix}APP_SECRET, "
+        f"or {prefix}CREDITOR, {prefix}LOGIN and {prefix}PASSWORD"
+    )
+
+
+def _require(prefix: str, *names: str) -> None:
+    missing = [prefix + name for name in names if not os.environ.get(prefix + name)]
+    if missing:
+        raise ConfigurationError(f"missing environment variable(s): {', '.join(missing)}")
 
 
 class _ClientBase:
@@ -53,41 +93,71 @@ class _ClientBase:
         total_timeout: float = 25.0,
         headers: Mapping[str, str] | None = None,
     ) -> None:
-        if not isinstance(credentials, (AppCredentials, AdminCredentials)):
-            raise ConfigurationError("credentials must be AppCredentials or AdminCredentials")
-        if not isinstance(retries, int) or retries < 0:
-            raise ConfigurationError("retries must be an int >= 0")
-        if not isinstance(max_response_size, int) or max_response_size <= 0:
-            raise ConfigurationError("max_response_size must be a positive int")
-        self._base_url = base_url
-        self._profile = profile
+        # Nothing is stored before every check passed: repr() of a client whose constructor
+        # raised (or of a subclass asking before calling us) shows no unchecked value.
+        self._native: _core.NativeClient | None = None
+        settings: _settings.Settings
+        try:
+            settings = _settings.check(
+                base_url=base_url,
+                profile=profile,
+                rel_namespace=rel_namespace,
+                timeout=timeout,
+                connect_timeout=connect_timeout,
+                total_timeout=total_timeout,
+                retries=retries,
+                token_leeway=token_leeway,
+                max_response_size=max_response_size,
+                allow_http=allow_http,
+                verify=verify,
+                user_agent=user_agent,
+                headers=headers,
+            )
+            if not isinstance(credentials, (AppCredentials, AdminCredentials)):
+                raise ConfigurationError(
+                    "credentials must be AppCredentials or AdminCredentials, "
+                    f"not {type(credentials).__name__}"
+                )
+            native = _core.NativeClient(
+                settings.base_url,
+                credentials=credentials,
+                profile=settings.profile,
+                timeout=settings.timeout,
+                connect_timeout=settings.connect_timeout,
+                retries=settings.retries,
+                token_leeway=settings.token_leeway,
+                max_response_size=settings.max_response_size,
+                allow_http=settings.allow_http,
+                verify=settings.verify,
+                user_agent=_user_agent(settings.user_agent),
+                logger=logger,
+                total_timeout=settings.total_timeout,
+                headers=settings.headers,
+            )
+        except Error as err:
+            # Error trackers capture the locals of every frame of a traceback: forget the
+            # arguments (base_url may hold a password, headers an API key, credentials a
+            # secret) and drop the frames of the checks, which held them too.
+            base_url = credentials = headers = None  # type: ignore[assignment]
+            settings = None  # type: ignore[assignment]
+            raise err.with_traceback(None) from None
+        self._base_url = settings.base_url
+        self._profile = settings.profile
         self._credentials = credentials
-        self._rel_namespace = rel_namespace
-        self._native: _core.NativeClient | None = _core.NativeClient(
-            base_url,
-            credentials=credentials,
-            profile=profile,
-            timeout=float(timeout),
-            connect_timeout=float(connect_timeout),
-            retries=retries,
-            token_leeway=float(token_leeway),
-            max_response_size=max_response_size,
-            allow_http=bool(allow_http),
-            verify=verify,
-            user_agent=_user_agent(user_agent),
-            logger=logger,
-            total_timeout=float(total_timeout),
-            headers=list((headers or {}).items()),
-        )
+        self._rel_namespace = settings.rel_namespace
+        self._total_timeout: float = settings.total_timeout
+        self._extra_headers: list[tuple[str, str]] = settings.headers
         self._indexes: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], _core.RelIndex]
         self._indexes = {}
         self._init_root_cache()
+        self._native = native
 
     @classmethod
     def from_env(cls: type[_C], prefix: str = "RECURRING_PAYMENTS_", **overrides: Any) -> _C:
         """Build a client from environment variables: ``<prefix>BASE_URL``, ``PROFILE``,
-        ``REL_NAMESPACE`` (optional), and ``APP_NAME`` + ``APP_SECRET`` or ``CREDITOR`` +
-        ``LOGIN`` + ``PASSWORD``. Keyword arguments override or add constructor arguments.
+        ``REL_NAMESPACE`` (optional), ``TOTAL_TIMEOUT`` (optional, seconds), and ``APP_NAME`` +
+        ``APP_SECRET`` or ``CREDITOR`` + ``LOGIN`` + ``PASSWORD``. Keyword arguments override
+        or add constructor arguments.
 
         ``Client.from_env()`` in a Django settings module or a Flask app factory reads
         ``RECURRING_PAYMENTS_BASE_URL`` and so on; a missing variable is named:
@@ -97,30 +167,15 @@ class _ClientBase:
         ...
         recurring_payments.errors.ConfigurationError: missing credentials: set SHOP_API_APP_NAME ...
         """
-        env = {k[len(prefix) :]: v for k, v in os.environ.items() if k.startswith(prefix)}
-
-        def need(*names: str) -> list[str]:
-            missing = [prefix + n for n in names if not env.get(n)]
-            if missing:
-                raise ConfigurationError(f"missing environment variable(s): {', '.join(missing)}")
-            return [env[n] for n in names]
-
-        credentials: Credentials
-        if "credentials" in overrides:
-            credentials = overrides.pop("credentials")
-        elif env.get("APP_NAME") or env.get("APP_SECRET"):
-            credentials = AppCredentials(*need("APP_NAME", "APP_SECRET"))
-        elif env.get("CREDITOR") or env.get("LOGIN"):
-            credentials = AdminCredentials(*need("CREDITOR", "LOGIN", "PASSWORD"))
-        else:
-            raise ConfigurationError(
-                f"missing credentials: set {prefix}APP_NAME and {prefix}APP_SECRET, "
-                f"or {prefix}CREDITOR, {prefix}LOGIN and {prefix}PASSWORD"
-            )
-        base_url = overrides.pop("base_url", None) or need("BASE_URL")[0]
-        profile = overrides.pop("profile", None) or need("PROFILE")[0]
-        overrides.setdefault("rel_namespace", env.get("REL_NAMESPACE") or None)
-        return cls(base_url, credentials=credentials, profile=profile, **overrides)
+        # No frame of this call keeps a secret in its locals once it raised (error trackers
+        # capture them): secrets go from os.environ into the credentials object, whose repr
+        # masks them, within one expression, and `overrides` is emptied on the way out.
+        try:
+            _read_env(prefix, overrides)
+            return cls(**overrides)
+        except BaseException:
+            overrides.clear()
+            raise
 
     # --- public API --------------------------------------------------------------------------
     @property
@@ -162,12 +217,17 @@ class _ClientBase:
         return self._live().token
 
     def __repr__(self) -> str:
-        state = "closed" if self._native is None else repr(self._credentials)
-        return f"<{type(self).__name__} {self._base_url} {state}>"
+        # getattr: also for a client whose constructor raised, or has not run yet.
+        base_url = getattr(self, "_base_url", None)
+        if base_url is None:
+            return f"<{type(self).__name__} (not set up)>"
+        native = getattr(self, "_native", None)
+        state = "closed" if native is None else repr(getattr(self, "_credentials", None))
+        return f"<{type(self).__name__} {base_url} {state}>"
 
     # --- internals shared with resources and links ---------------------------------------------
     def _live(self) -> _core.NativeClient:
-        native = self._native
+        native: _core.NativeClient | None = getattr(self, "_native", None)
         if native is None:
             raise RuntimeError("this client is closed")
         return native
@@ -246,7 +306,7 @@ class Client(_ClientBase):
     def _init_root_cache(self) -> None:
         self._root: Resource | None = None
         self._root_lock = threading.Lock()
-        self._pid = os.getpid()
+        self._root_lock_made = (os.getpid(), threading.Lock)
 
     def authenticate(self) -> _core.Token:
         """Fetch a token now (validates the credentials at start-up).
@@ -255,7 +315,7 @@ class Client(_ClientBase):
         >>> token.scope, token == client.token
         ('api', True)
         """
-        return self._live().authenticate()
+        return _blocking(self._live().authenticate)
 
     def root(self, refresh: bool = False) -> Resource:
         """The entry point (GET ``/``), cached per client; ``refresh=True`` fetches it again.
@@ -266,12 +326,10 @@ class Client(_ClientBase):
         >>> client.root(refresh=True) is root
         False
         """
-        if self._pid != os.getpid():  # a lock inherited through fork may be held forever
-            self._root_lock, self._pid = threading.Lock(), os.getpid()
         root = self._root
         if root is not None and not refresh:
             return root
-        with self._root_lock:
+        with self._root_guard():
             if self._root is None or refresh:
                 self._root = self._send("GET", "/", None)
             return self._root
@@ -328,20 +386,33 @@ class Client(_ClientBase):
         # Relations of the entry point; private and dunder names are never relations.
         if name.startswith("_") or name in _PROBES:
             raise AttributeError(name)
+        if name == "aclose":  # contextlib.aclosing, anyio: this client is not the async one
+            raise AttributeError("'Client' has no aclose(): call client.close() (it is sync)")
         link = getattr(self.root(), name)
         if not isinstance(link, Link):
             raise LinkNotFoundError(f"{name!r} is not a single link of the entry point")
         return link
 
     def __dir__(self) -> list[str]:
+        # Tab completion does no I/O: relations only once the entry point is cached. It never
+        # fetches it nor waits for a fetch in flight (a hung API would freeze the shell).
         names = set(super().__dir__())
-        try:
-            names |= set(self.root()._all_relations().attribute_names())
-        except Exception:  # tab completion must never raise
-            pass
+        root = getattr(self, "_root", None)
+        if root is not None:
+            names |= set(root._all_relations().attribute_names()) - _PROBES - {"aclose"}
         return sorted(names)
+
+    def _root_guard(self) -> threading.Lock:
+        # A lock made before fork may be held forever; one made before gevent or eventlet
+        # patched threading would block the hub's thread: replace either.
+        made = (os.getpid(), threading.Lock)
+        if self._root_lock_made != made:
+            self._root_lock, self._root_lock_made = threading.Lock(), made
+        return self._root_lock
 
     def _send(self, method: str, url: str, body: Any, if_match: str | None = None) -> Resource:
         native = self._live()
-        status, _final_url, headers, document = native.request(method, url, body, if_match=if_match)
+        # Under gevent/eventlet the wait runs on the hub's thread pool (API.md §8).
+        reply = _blocking(native.request, method, url, body, if_match=if_match)
+        status, _final_url, headers, document = reply
         return Resource(self, document or {}, status=status, headers=Headers(headers))

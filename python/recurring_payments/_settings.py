@@ -1,0 +1,245 @@
+"""The client's settings, checked before the native client is built (API.md §2, §8, §9).
+
+A bad value is a ``ConfigurationError`` naming the setting, raised at construction: not an
+``OverflowError`` from the native layer, nor a ``TransportError`` on every later request.
+Messages quote a value only when it cannot be a secret (never ``base_url``, ``user_agent`` or
+a header value: a URL may carry a password, a header an API key).
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from .errors import ConfigurationError
+
+# Sane upper bounds: past them a value is a unit mistake (milliseconds given as seconds), and
+# the native layer's integer types would overflow.
+MAX_SECONDS = 1e6
+MAX_RETRIES = 100
+MAX_RESPONSE_SIZE = 2**40
+
+# RFC 9110 §5.6.2: a field name is a token.
+_TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+# Headers the client owns (protocol, auth, framing); each has its own setting or none.
+_RESERVED_HEADERS = {
+    "authorization": "the client sends the bearer token itself",
+    "accept": "the client sends the profile's media type (profile=)",
+    "content-type": "the client sets it per method",
+    "content-length": "the client frames the body",
+    "host": "it comes from base_url",
+    "user-agent": "use user_agent=",
+    "transfer-encoding": "the client frames the body",
+    "connection": "the client manages its connections",
+    "keep-alive": "the client manages its connections",
+    "upgrade": "the client manages its connections",
+    "te": "the client frames the body",
+    "trailer": "the client frames the body",
+    "proxy-connection": "the client manages its connections",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Every setting in the type the native client takes."""
+
+    base_url: str
+    profile: str
+    rel_namespace: str | None
+    timeout: float
+    connect_timeout: float
+    total_timeout: float
+    retries: int
+    token_leeway: float
+    max_response_size: int
+    allow_http: bool
+    verify: bool | str
+    user_agent: str | None
+    headers: list[tuple[str, str]]
+
+
+def check(
+    *,
+    base_url: object,
+    profile: object,
+    rel_namespace: object,
+    timeout: object,
+    connect_timeout: object,
+    total_timeout: object,
+    retries: object,
+    token_leeway: object,
+    max_response_size: object,
+    allow_http: object,
+    verify: object,
+    user_agent: object,
+    headers: object,
+) -> Settings:
+    """Every setting checked and normalised, or ``ConfigurationError`` for the first bad one
+    (``check_seconds("timeout", "30")``: "timeout must be a number of seconds, not str")."""
+    return Settings(
+        base_url=check_base_url(base_url),
+        profile=_check_profile(profile),
+        rel_namespace=_check_rel_namespace(rel_namespace),
+        timeout=check_seconds("timeout", timeout),
+        connect_timeout=check_seconds("connect_timeout", connect_timeout),
+        total_timeout=check_seconds("total_timeout", total_timeout),
+        retries=_check_int("retries", retries, 0, MAX_RETRIES),
+        token_leeway=check_seconds("token_leeway", token_leeway, zero=True),
+        max_response_size=_check_int("max_response_size", max_response_size, 1, MAX_RESPONSE_SIZE),
+        allow_http=_check_bool("allow_http", allow_http),
+        verify=_check_verify(verify),
+        user_agent=_check_user_agent(user_agent),
+        headers=_check_headers(headers),
+    )
+
+
+def check_base_url(value: object) -> str:
+    """An ``http(s)://`` URL without userinfo; the URL is never quoted (it may hold a password).
+
+    The authority is found as the WHATWG parser of the native layer finds it (backslashes are
+    slashes in http URLs), so no spelling slips a ``user:password@`` past this check.
+    """
+    if not isinstance(value, str):
+        raise ConfigurationError(f"base_url must be a str, not {type(value).__name__}")
+    if _CONTROL.search(value) or value != value.strip() or " " in value:
+        raise ConfigurationError("base_url must not contain spaces or control characters")
+    scheme = _SCHEME.match(value)
+    if scheme is None or scheme.group().lower() not in ("http:", "https:"):
+        raise ConfigurationError("base_url must be an absolute http:// or https:// URL")
+    rest = value[scheme.end() :].replace("\\", "/").lstrip("/")
+    authority = re.split(r"[/?#]", rest, maxsplit=1)[0]
+    if "@" in authority:
+        # A password here would be in every log line, error and repr; a bare user would be
+        # sent as a Basic header. The URL is not quoted: it holds the secret.
+        raise ConfigurationError(
+            "base_url must not contain a user or password (user:password@host); "
+            "pass credentials=AppCredentials(...) or AdminCredentials(...) instead"
+        )
+    return value
+
+
+def check_seconds(name: str, value: object, *, zero: bool = False) -> float:
+    """A finite number of seconds, > 0 (``>= 0`` with ``zero``), at most ``MAX_SECONDS``."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise ConfigurationError(f"{name} must be a number of seconds, not {type(value).__name__}")
+    seconds = float(value)
+    low_ok = seconds >= 0 if zero else seconds > 0
+    if not (low_ok and seconds <= MAX_SECONDS):  # also false for NaN
+        bound = ">= 0" if zero else "> 0"
+        raise ConfigurationError(
+            f"{name} must be a finite number of seconds {bound} and <= {MAX_SECONDS:g}, "
+            f"got {seconds!r}"
+        )
+    return seconds
+
+
+def _check_int(name: str, value: object, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise ConfigurationError(f"{name} must be an int, not {type(value).__name__}")
+    number = operator.index(value)
+    if not low <= number <= high:
+        raise ConfigurationError(f"{name} must be between {low} and {high}, got {number}")
+    return number
+
+
+def _check_bool(name: str, value: object) -> bool:
+    # A truthy string such as "false" from a config file must not turn a safety off.
+    if not isinstance(value, bool):
+        raise ConfigurationError(f"{name} must be True or False, not {type(value).__name__}")
+    return value
+
+
+def _check_text(name: str, value: str) -> str:
+    if _CONTROL.search(value):
+        raise ConfigurationError(f"{name} must not contain control characters")
+    return value
+
+
+def _check_profile(value: object) -> str:
+    if not isinstance(value, str):
+        raise ConfigurationError(f"profile must be a str (a URL), not {type(value).__name__}")
+    if not value or '"' in value:
+        raise ConfigurationError("profile must be a non-empty URL without '\"'")
+    return _check_text("profile", value)
+
+
+def _check_rel_namespace(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigurationError(f"rel_namespace must be a str or None, not {type(value).__name__}")
+    return _check_text("rel_namespace", value)
+
+
+def _check_verify(value: object) -> bool | str:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, (str, os.PathLike)):
+        path = os.fspath(value)
+        if isinstance(path, str) and path and not _CONTROL.search(path):
+            return path
+        raise ConfigurationError("verify must be True, False or a CA bundle path")
+    raise ConfigurationError(
+        f"verify must be True, False or a CA bundle path, not {type(value).__name__}"
+    )
+
+
+def _check_user_agent(value: object) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigurationError(f"user_agent must be a str or None, not {type(value).__name__}")
+    if not all(" " <= ch <= "~" for ch in value):
+        # CR/LF would split the header; reqwest refuses them on every request otherwise.
+        raise ConfigurationError("user_agent must be printable ASCII (no control characters)")
+    return value
+
+
+def _check_headers(value: object) -> list[tuple[str, str]]:
+    """Extra headers as ``(name, value)`` pairs; values are never quoted (an API key...)."""
+    if value is None:
+        return []
+    if not isinstance(value, Mapping):
+        raise ConfigurationError(
+            f"headers must be a mapping of names to values, not {type(value).__name__}"
+        )
+    pairs: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for name, text in value.items():
+        if not isinstance(name, str) or not _TOKEN.fullmatch(name):
+            raise ConfigurationError(f"headers: {name!r} is not a valid header name")
+        lower = name.lower()
+        if lower in _RESERVED_HEADERS:
+            raise ConfigurationError(
+                f"headers: {name!r} cannot be set this way ({_RESERVED_HEADERS[lower]})"
+            )
+        if lower in seen:
+            raise ConfigurationError(f"headers: {name!r} is given twice (names ignore case)")
+        seen.add(lower)
+        if not isinstance(text, str):
+            raise ConfigurationError(
+                f"headers: the value of {name!r} must be a str, not {type(text).__name__}"
+            )
+        text = text.strip(" \t")
+        if re.search(r"[\x00-\x08\x0a-\x1f\x7f]", text):
+            raise ConfigurationError(
+                f"headers: the value of {name!r} must not contain control characters"
+            )
+        pairs.append((name, text))
+    return pairs
+
+
+def parse_env_seconds(variable: str, text: str) -> float:
+    """An environment variable holding seconds (``TOTAL_TIMEOUT``); the value is quoted."""
+    try:
+        return float(text)
+    except ValueError:
+        raise ConfigurationError(
+            f"{variable} must be a number of seconds, got {text[:40]!r}"
+        ) from None
