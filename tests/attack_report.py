@@ -25,6 +25,9 @@ MODULES = {
     "test_pool_release.py": "process",
     "test_secret_watch.py": "secrets",
     "test_properties.py": "inputs",
+    "test_settings.py": "inputs",
+    "test_secrets_frames.py": "secrets",
+    "test_green_threads.py": "process",
 }
 _passed: Counter[str] = Counter()
 _failed: Counter[str] = Counter()
