@@ -21,7 +21,7 @@ dev: $(STAMP) ## create .venv and install the package (editable) with the dev to
 test: test-rust test-python ## run every test: cargo test, then pytest against the sandbox
 
 test-rust: ## the Rust core's unit tests (no Python needed)
-	cargo test --quiet
+	cargo test --profile quick --quiet
 
 test-python: $(STAMP) ## pytest over tests/ (the public API through the sandbox server)
 	$(PY) -m pytest -q

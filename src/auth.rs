@@ -385,6 +385,7 @@ mod tests {
             method: "POST".into(),
             url: "http://h/oauth/token".into(),
             message: "timed out".into(),
+            outcome_unknown: false,
         }
     }
 

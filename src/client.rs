@@ -184,14 +184,20 @@ impl Client {
         );
         let outcome = match tokio::time::timeout_at(deadline.backstop(), call).await {
             Ok(outcome) => outcome,
-            Err(_) => Err(deadline.exceeded(trace.method, &trace.url, trace.reached)),
+            // Cut mid-hop: a POST/PATCH being sent may have been written.
+            Err(_) => {
+                Err(deadline.exceeded(trace.method, &trace.url, trace.writing || trace.processed))
+            }
         };
-        // A POST/PATCH that reached the server, on this hop or an earlier one, and no complete
-        // answer to the call: the server may have processed it (§8, `outcome_unknown`).
+        // A failure after a POST/PATCH of this call was processed (answered by 301/302/303):
+        // the call's outcome is unknown to the caller even though this hop was a GET (§8). A
+        // failure of the write itself keeps the transport's verdict (written or never sent).
         outcome.map_err(|e| {
-            let unknown =
-                trace.reached && matches!(e, Error::Transport { .. } | Error::Timeout { .. });
-            e.with_outcome_unknown(unknown)
+            if trace.processed && matches!(e, Error::Transport { .. } | Error::Timeout { .. }) {
+                e.with_outcome_unknown(true)
+            } else {
+                e
+            }
         })
     }
 
@@ -245,7 +251,7 @@ impl Client {
                 .transport
                 .send(&outgoing, driver, log, deadline)
                 .await?;
-            trace.answered();
+            trace.answered(response.status);
             let method = outgoing.method.as_str();
             if response.status == 401 && self.is_api_origin(&response.url) {
                 match &token {
@@ -408,9 +414,11 @@ impl Hop {
 struct Trace {
     method: &'static str,
     url: String,
-    /// A POST or PATCH of this call was (or may have been) written to a connection.
-    reached: bool,
+    /// The hop under way is a POST or PATCH (its bytes may be on the wire).
     writing: bool,
+    /// A POST or PATCH of this call was processed: answered by 301/302/303. (A 401, 307 or 308
+    /// says it was not, and nothing else lets the call go on.)
+    processed: bool,
 }
 
 impl Default for Trace {
@@ -418,8 +426,8 @@ impl Default for Trace {
         Trace {
             method: "GET",
             url: String::new(),
-            reached: false,
             writing: false,
+            processed: false,
         }
     }
 }
@@ -433,11 +441,10 @@ impl Trace {
         };
         self.url = hop.url.to_string();
         self.writing = hop.method == Method::POST || hop.method == Method::PATCH;
-        // Until the transport says otherwise, a write in progress may reach the server.
-        self.reached |= self.writing;
     }
 
-    fn answered(&mut self) {
+    fn answered(&mut self, status: u16) {
+        self.processed |= self.writing && matches!(status, 301..=303);
         self.writing = false;
     }
 }

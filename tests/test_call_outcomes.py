@@ -107,6 +107,29 @@ def test_a_failed_token_request_before_a_post_leaves_the_outcome_known(
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("fault", ["dropped", "hung"])
+def test_a_post_refused_with_401_whose_new_token_fails_has_a_known_outcome(
+    server: FakeServer, kind: str, fault: str
+) -> None:
+    # Found by the soak: the 401 says the POST was not processed; the token request of its
+    # replay then fails. Nothing was processed, so the outcome is known.
+    api = Api(server, kind, timeout=0.3, retries=0)
+    try:
+        api.root()
+        server.expire_tokens()
+        if fault == "dropped":
+            server.drop_next(path="/oauth/token")
+        else:
+            server.delay_next(2.0, path="/oauth/token")
+        with pytest.raises(rp.TransportError) as caught:
+            api.post("/orders", unique_body())
+        assert caught.value.outcome_unknown is False
+        assert [r.status for r in writes(server)] == [401]
+    finally:
+        api.close()
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_complete_answers_have_a_known_outcome(server: FakeServer, kind: str) -> None:
     api = Api(server, kind)
     try:
