@@ -497,8 +497,18 @@ def run(seconds: float, seed: int | None = None, warmup: float | None = None) ->
     armed = server_figures["armed"]
     played = server_figures["played"]
 
+    def per_gap(moments: list[float]) -> list[int]:
+        counts = [0] * len(plan.gap_starts)
+        for moment in moments:
+            if (gap := plan.gap_of(moment)) >= 0:
+                counts[gap] += 1
+        return counts
+
+    expiries_per_gap = per_gap(server_figures["expiry_times"])
+
     def side_figures(side: Side, name: str, **extra: int) -> dict[str, Any]:
-        served = server_figures[name]
+        served = dict(server_figures[name])
+        token_times = served.pop("token_times")
         return {
             **extra,
             "requests": side.calls,
@@ -515,6 +525,11 @@ def run(seconds: float, seed: int | None = None, warmup: float | None = None) ->
             "ok_per_gap": side.gap_ok,
             **{key: value for key, value in served.items()},
             "token_requests": counter.counts[name] if counter else 0,
+            "token_requests_arrived": len(token_times),
+            # In the fault-free gaps, from the journal: at most one per expiry (and one for
+            # an expiry at the very end of a window).
+            "token_requests_per_gap": per_gap(token_times),
+            "expiries_per_gap": expiries_per_gap,
             # One at the start, one per expiry (ours and the faults'), one per injected 401 and
             # per failed token request: the most a single flight may need.
             "token_requests_bound": 1

@@ -79,7 +79,7 @@ class Orders:
 class Arrivals:
     """Every POST body that reached one sandbox, read from its journal: how many arrivals
     count (all but those answered 401/307/308), the statuses they got, and any POST number that
-    arrived twice."""
+    arrived twice. Also when each token request arrived (in `time.monotonic()` seconds)."""
 
     def __init__(self, server: FakeServer) -> None:
         self.server = server
@@ -93,9 +93,11 @@ class Arrivals:
         self.newest = -math.inf
         self.pending: dict[tuple[float, bytes], Any] = {}
         self.done: dict[tuple[float, bytes], float] = {}
+        self.token_times: list[float] = []
 
     def poll(self, final: bool = False) -> None:
         now = self.server.clock
+        to_monotonic = time.monotonic() - now  # the journal's clock is the sandbox's
         for key, entry in list(self.pending.items()):
             if entry.status is not None or final or now - key[0] > SETTLE:
                 del self.pending[key]
@@ -110,7 +112,12 @@ class Arrivals:
         for entry in entries[start:]:
             arrived = entry.time
             self.newest = max(self.newest, arrived)
-            if entry.method != "POST" or entry.path == TOKEN_PATH:
+            if entry.path == TOKEN_PATH:
+                if (arrived, b"") not in self.done:
+                    self.done[arrived, b""] = arrived
+                    self.token_times.append(round(arrived + to_monotonic, 3))
+                continue
+            if entry.method != "POST":
                 continue
             key = (arrived, bytes(entry.body))
             if key in self.done or key in self.pending:
@@ -272,14 +279,13 @@ def main(expire_every: float) -> None:
     print(json.dumps(settings), flush=True)
     plan = json.loads(sys.stdin.readline() or "{}")
     stop = threading.Event()
-    expiries = 0
+    expiries: list[float] = []  # when, in time.monotonic()
 
     def expire() -> None:
-        nonlocal expiries
         while not stop.wait(expire_every):
             for server in servers.values():
                 server.expire_tokens()
-            expiries += 1
+            expiries.append(round(time.monotonic(), 3))
 
     def watch() -> None:
         while not stop.wait(POLL_EVERY):
@@ -302,7 +308,8 @@ def main(expire_every: float) -> None:
     for tally in arrivals.values():
         tally.poll(final=True)
     figures = {
-        "expiries": expiries,
+        "expiries": len(expiries),
+        "expiry_times": expiries,
         "armed": dict(faults.armed),
         "played": faults.played,
         **{
@@ -315,6 +322,7 @@ def main(expire_every: float) -> None:
                 "post_statuses": dict(sorted(arrivals[side].statuses.items())),
                 "unreadable_posts": arrivals[side].unreadable,
                 "journal_gaps": arrivals[side].gaps,
+                "token_times": arrivals[side].token_times,
             }
             for side in servers
         },

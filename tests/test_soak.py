@@ -62,6 +62,10 @@ def test_soak() -> None:
         assert run["journal_gaps"] == 0 and run["unreadable_posts"] == 0, replay
         # One token request at the start, then at most one per need (single flight).
         assert 1 <= run["token_requests"] <= run["token_requests_bound"], (replay, run)
+        for tokens, expiries in zip(
+            run["token_requests_per_gap"], run["expiries_per_gap"], strict=True
+        ):
+            assert tokens <= expiries + 1, (replay, run)
         assert run["slowest_call_s"] <= figures["total_timeout_s"] + SLACK, (replay, run)
     warm, end = figures["process"]["warm"], figures["process"]["end"]
     # Both snapshots under the same load, in fault-free gaps. Slack: the runtime's blocking
