@@ -568,6 +568,7 @@ def run(seconds: float, seed: int | None = None, warmup: float | None = None) ->
             "settled": {**settled, "seconds": round(settled_s, 1)},
         },
         "rss_kib_samples": [sample["rss_kib"] for sample in samples],
+        "fds_samples": [sample["fds"] for sample in samples],
         "alive": [w.name for w in workers if w.is_alive()],
     }
 

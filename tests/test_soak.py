@@ -69,9 +69,12 @@ def test_soak() -> None:
         assert run["slowest_call_s"] <= figures["total_timeout_s"] + SLACK, (replay, run)
     warm, end = figures["process"]["warm"], figures["process"]["end"]
     # Both snapshots under the same load, in fault-free gaps. Slack: the runtime's blocking
-    # pool and the connection pool breathe a little; a leak per request would not fit.
+    # pool and the connection pool breathe a little; a leak per request would not fit. The
+    # pools keep idle connections for 60 s, so how many the faults' history left open varies
+    # (measured: -105 to +58 between the snapshots); a leak per request or per error would
+    # still be thousands, and every one must be gone once the clients are closed (below).
     assert end["threads"] <= warm["threads"] + 4, figures["process"]
-    assert end["fds"] <= warm["fds"] + 16, figures["process"]
+    assert end["fds"] <= warm["fds"] + 96, figures["process"]
     assert end["rss_kib"] - warm["rss_kib"] < 8 * 1024, figures["process"]
     # Every connection is let go once the clients are closed.
     settled, before = figures["process"]["settled"], figures["process"]["before"]
