@@ -150,9 +150,11 @@ KINDS: dict[str, Kind] = {
         },
     ),
     # Tokens expired and the token endpoint hung past `timeout`: a caller that starts after the
-    # window may still wait for (and share) a token request that started in it.
+    # window may still wait for (and share) a token request that started in it. The expiries
+    # that force a token request (each second, besides EXPIRE_EVERY's) may expire a fresh token
+    # before a replay carrying it arrives: a second 401, an AuthenticationError by design.
     "token_hang": Kind(
-        frozenset({"TimeoutError"}),
+        frozenset({"TimeoutError", "AuthenticationError"}),
         lambda rng: {"delay": TIMEOUT + 1.5, "count": rng.randint(1, 2), "every": 1.0},
         linger=TIMEOUT + 0.5,
     ),
