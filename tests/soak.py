@@ -64,6 +64,8 @@ class Kind:
 
 
 def _storm(status: int, *retry_after: str | None) -> Callable[[random.Random], dict[str, Any]]:
+    """fail_next storms of `status` (0: a 5xx at random), `Retry-After` one of `retry_after`."""
+
     def params(rng: random.Random) -> dict[str, Any]:
         return {
             "status": status if status else rng.choice([500, 502, 503, 504]),
@@ -250,8 +252,8 @@ def process_figures() -> dict[str, int]:
 
 
 class _TokenCounter(logging.Handler):
-    """Counts token requests through the library's one DEBUG line per attempt, per server
-    (the journal is kept short so that it does not grow during the run)."""
+    """Counts token requests through the library's one DEBUG line per attempt, per server (the
+    client's own count; the journals give each arrival's time, see soak_server.py)."""
 
     def __init__(self, servers: dict[str, str]) -> None:
         super().__init__(logging.DEBUG)

@@ -220,8 +220,8 @@ class Faults:
                 self.orders[side].mode = "303"
                 server.fail_next(401, count, "/thing")
             else:
-                location = {"Location": "/orders-moved"}
-                server.respond_next(status=307, headers=location, count=count, path="/orders")
+                moved = {"Location": "/orders-moved"}
+                server.respond_next(status=307, headers=moved, count=count, path="/orders")
                 server.fail_next(401, count, "/orders-moved")
             if count_armed:
                 self.armed["401"] += count
