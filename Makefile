@@ -47,7 +47,7 @@ bench: ## the benchmarks of benches/ vs the peers (release build in .venv-bench;
 	bash benches/sandbox_wrk.sh 5s $(BENCH_VENV)/bin/python
 
 SOAK_SECONDS ?= 300
-soak: $(STAMP) ## the long soak: 64 threads + 256 tasks for SOAK_SECONDS (300), tokens expiring
+soak: $(STAMP) ## the long soak: 64 threads + 256 tasks for SOAK_SECONDS (300), tokens expiring, faults (SOAK_SEED replays)
 	SOAK_SECONDS=$(SOAK_SECONDS) $(PY) -m pytest -q -s -p no:cacheprovider tests/test_soak.py
 
 demo: $(STAMP) ## walk the onboarding flow against the embedded sandbox

@@ -1,5 +1,6 @@
-"""The soak (issue 8), short: SOAK_SECONDS (25 by default) of 64 threads and 256 asyncio tasks
-with every token expired every few seconds. `make soak` runs it for 300 s. See soak.py."""
+"""The soak (issues 8 and 12), short: SOAK_SECONDS (25 by default) of 64 threads and 256 asyncio
+tasks with every token expired every few seconds and faults injected in random windows.
+`make soak` runs it for 300 s. SOAK_SEED replays a run's fault schedule. See soak.py."""
 
 from __future__ import annotations
 
@@ -12,6 +13,10 @@ from pathlib import Path
 import pytest
 
 SECONDS = float(os.environ.get("SOAK_SECONDS", "25"))
+SEED = os.environ.get("SOAK_SEED")
+# A call may outlast `total_timeout` by scheduling alone (a thread waiting for the GIL, a task
+# for the event loop) on this loaded 2-core machine; a missed deadline would be seconds.
+SLACK = 1.0
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/self")
@@ -19,8 +24,9 @@ SECONDS = float(os.environ.get("SOAK_SECONDS", "25"))
 def test_soak() -> None:
     # A fresh interpreter: the figures of a process that already ran the rest of the suite would
     # mix in its allocator and pool history.
+    seed = [SEED] if SEED else []
     done = subprocess.run(
-        [sys.executable, str(Path(__file__).with_name("soak.py")), str(SECONDS)],
+        [sys.executable, str(Path(__file__).with_name("soak.py")), str(SECONDS), *seed],
         capture_output=True,
         text=True,
         timeout=SECONDS + 80,
@@ -28,17 +34,48 @@ def test_soak() -> None:
     assert done.returncode == 0, done.stderr[-4000:]
     figures = json.loads(done.stdout[done.stdout.index("{") :])
     print("\nsoak figures:", json.dumps(figures, indent=2))
+    replay = f"replay with SOAK_SEED={figures['seed']} SOAK_SECONDS={SECONDS:g}"
     assert figures["alive"] == []
+    # The server process played the schedule on time, so the windows the client attributes
+    # errors to are the ones that were armed.
+    for window in figures["windows"]:
+        assert window["late_arm_s"] is not None, (replay, window)
+        assert window["late_arm_s"] < figures["late_s"], (replay, window)
+        assert window["late_clear_s"] < figures["late_s"], (replay, window)
     for side in ("sync", "async"):
         run = figures[side]
-        assert run["errors"] == [], run["errors"]
-        assert run["requests"] > 1000 and run["posts"] > 0
-        assert run["posts_twice"] == 0
-        # One token request at the start, then at most one per expiry (single flight).
-        assert 1 <= run["token_requests"] <= figures["expiries"] + 1, figures
+        assert run["not_rp_error"] == [], replay
+        assert run["outcome_unknown_violations"] == [], replay
+        # The fault-free share of the run has no errors at all; within a window, only what its
+        # faults can cause (soak.KINDS); after each window, the client works again.
+        assert run["errors_outside_windows"] == 0, (replay, run["errors_outside_windows_samples"])
+        assert run["errors_unexpected_in_window"] == 0, (
+            replay,
+            run["errors_unexpected_in_window_samples"],
+        )
+        assert all(ok > 0 for ok in run["ok_per_gap"]), (replay, run["ok_per_gap"])
+        assert run["ok"] > 1000 and run["posts"] > 0
+        # No POST body reached a server twice (but after a 401, 307 or 308), none was
+        # processed twice, and the journal watch missed nothing.
+        assert run["posts_sent_twice"] == 0, (replay, run["posts_sent_twice_samples"])
+        assert run["posts_processed_twice"] == 0, replay
+        assert run["journal_gaps"] == 0 and run["unreadable_posts"] == 0, replay
+        # One token request at the start, then at most one per need (single flight).
+        assert 1 <= run["token_requests"] <= run["token_requests_bound"], (replay, run)
+        for tokens, expiries in zip(
+            run["token_requests_per_gap"], run["expiries_per_gap"], strict=True
+        ):
+            assert tokens <= expiries + 1, (replay, run)
+        assert run["slowest_call_s"] <= figures["total_timeout_s"] + SLACK, (replay, run)
     warm, end = figures["process"]["warm"], figures["process"]["end"]
-    # Both snapshots under the same load. Slack: the runtime's blocking pool (Python route
-    # handlers) and the connection pool breathe a little; a leak per request would not fit.
+    # Both snapshots under the same load, in fault-free gaps. Slack: the runtime's blocking
+    # pool and the connection pool breathe a little; a leak per request would not fit. The
+    # pools keep idle connections for 60 s, so how many the faults' history left open varies
+    # (measured: -105 to +58 between the snapshots); a leak per request or per error would
+    # still be thousands, and every one must be gone once the clients are closed (below).
     assert end["threads"] <= warm["threads"] + 4, figures["process"]
-    assert end["fds"] <= warm["fds"] + 16, figures["process"]
+    assert end["fds"] <= warm["fds"] + 96, figures["process"]
     assert end["rss_kib"] - warm["rss_kib"] < 8 * 1024, figures["process"]
+    # Every connection is let go once the clients are closed.
+    settled, before = figures["process"]["settled"], figures["process"]["before"]
+    assert settled["fds"] <= before["fds"] + 8, figures["process"]
