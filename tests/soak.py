@@ -312,13 +312,13 @@ class Side:
                 return name
             unknown = getattr(error, "outcome_unknown", None)
             self.outcome_unknown[{True: "true", False: "false", None: "absent"}[unknown]] += 1
-            url = getattr(error, "url", None) or ""
-            if unknown is True and (
-                method != "POST"
-                or not isinstance(error, rp.TransportError)
-                or url.endswith("/oauth/token")
+            # Every rp.Error carries it; True only for a POST that failed in transport. (A
+            # token request's failure is True only after a POST of the call was processed by
+            # a 303, which the redirect windows can combine with a token fault.)
+            if unknown is None or (
+                unknown is True and (method != "POST" or not isinstance(error, rp.TransportError))
             ):
-                _sample(self.violations, f"outcome_unknown=True: {at}")
+                _sample(self.violations, f"outcome_unknown={unknown}: {at}")
             windows = self.plan.windows_during(started, ended)
             if not windows:
                 self.unattributed += 1
