@@ -109,8 +109,9 @@ class NativeClient:
 
 @final
 class Document(Mapping[str, Any]):
-    """A response document: a read-only mapping whose values become Python objects when first
-    read (then kept); ``_embedded`` holds ``Document`` objects. (A virtual ``Mapping``
+    """A response document: a read-only mapping whose values become Python objects when read:
+    a scalar once (then kept), an object or an array afresh on each read, so that changing one
+    changes no later read; ``_embedded`` holds ``Document`` objects. (A virtual ``Mapping``
     subclass: registered by ``recurring_payments._resource``.)"""
 
     def __getitem__(self, key: str, /) -> Any: ...

@@ -83,7 +83,8 @@ class RelationMap(Mapping[str, V]):
     """``Resource.links`` / ``Resource.embedded``: keys are the full relations as received;
     lookups also accept the short, attribute and CURIE names of a relation.
 
-    Values are built on first access (a follow reads one link of several)."""
+    Values are built on first access (a follow reads one link of several). An array is a new
+    list on each read: appending to one changes no later read (a resource is immutable)."""
 
     __slots__ = ("_built", "_index", "_make", "_raw")
 
@@ -95,13 +96,12 @@ class RelationMap(Mapping[str, V]):
 
     def __getitem__(self, name: str) -> V:
         built = self._built.get(name)
-        if built is not None:
-            return built
-        rel = name if name in self._raw else self._index.resolve(name)
-        built = self._built.get(rel)
         if built is None:
-            built = self._built[rel] = self._make(rel, self._raw[rel])
-        return built
+            rel = name if name in self._raw else self._index.resolve(name)
+            built = self._built.get(rel)
+            if built is None:
+                built = self._built[rel] = self._make(rel, self._raw[rel])
+        return list(built) if isinstance(built, list) else built  # type: ignore[return-value]
 
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
@@ -330,7 +330,10 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         >>> client.get_creditors(reference="democreditor").data
         {'reference': 'democreditor', 'name': 'Demo Creditor SAS'}
         """
-        return {k: copy.deepcopy(v) for k, v in self._doc.items() if k not in _HAL_KEYS}
+        doc = self._doc
+        if isinstance(doc, _core.Document):  # it converts objects and arrays afresh already
+            return {k: v for k, v in doc.items() if k not in _HAL_KEYS}
+        return {k: copy.deepcopy(v) for k, v in doc.items() if k not in _HAL_KEYS}
 
     # --- relations ---------------------------------------------------------------------------
     def _link(self, rel: str, data: Mapping[str, Any]) -> L:
