@@ -30,10 +30,11 @@ use crate::error::Error;
 /// Objects with more names than this get a hash index; smaller ones are scanned.
 const SCANNED: usize = 16;
 
-/// Deepest nesting of objects and arrays in a body (the top object is level 1): serde_json's
-/// limit, as for the core's `hal::parse`. Python's default recursion limit (1,000) leaves room
-/// for `copy.deepcopy` of a value this deep (two frames a level) from 100 frames down, and
-/// jiter's own limit (200) for `to_dict()` of the whole body. `_embedded` resources nest to 63.
+/// Deepest nesting of objects and arrays in a body (the top object is level 1), about where
+/// serde_json stops in the core's `hal::parse` (it accepts 127). Python's default recursion
+/// limit (1,000) leaves room for `copy.deepcopy` of a value this deep (two frames a level)
+/// from 100 frames down, and jiter's own limit (200) for `to_dict()` of the whole body.
+/// `_embedded` resources nest to 63 (two levels each).
 const MAX_NESTING: usize = 128;
 
 /// A field name: where it is in the body, or decoded when it had escapes.
