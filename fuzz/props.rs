@@ -117,11 +117,23 @@ pub fn template(data: &[u8]) {
     ];
     for (expression, prefix, allow_reserved) in cases {
         let want = format!("{prefix}{}", rfc6570_encode(template_text, allow_reserved));
-        assert_eq!(
-            template::expand(expression, &single).ok().as_deref(),
-            Some(want.as_str()),
-            "{expression} with v = {template_text:?}"
-        );
+        // A value may not make a `.`/`..` segment of the path (API.md §8); `#` is no path.
+        let path = want.split(['?', '#']).next().unwrap_or_default();
+        let moves_path = prefix.is_empty()
+            && (matches!(template_text, "." | "..") || path.split('/').any(is_dot_segment));
+        let got = template::expand(expression, &single);
+        if moves_path {
+            assert!(
+                matches!(got, Err(recurring_payments::error::Error::Template(_))),
+                "{expression} with v = {template_text:?} must be refused, got {got:?}"
+            );
+        } else {
+            assert_eq!(
+                got.ok().as_deref(),
+                Some(want.as_str()),
+                "{expression} with v = {template_text:?}"
+            );
+        }
     }
 
     let names = template::variables(template_text);
@@ -159,6 +171,13 @@ pub fn template(data: &[u8]) {
             let _ = template::resolve(&base, &url);
         }
     }
+}
+
+/// `.` or `..`, also pct-encoded (WHATWG URL parsing reads `%2e` as `.` in a path).
+fn is_dot_segment(segment: &str) -> bool {
+    let lower = segment.to_ascii_lowercase();
+    let dots = lower.replace("%2e", ".");
+    (dots == "." || dots == "..") && lower.len() <= 6
 }
 
 /// RFC 6570 §3.2.1: unreserved characters stay, and with `allow_reserved` reserved characters

@@ -10,8 +10,13 @@
 //!
 //! A name is decided by the strongest claim on it: when two rels claim it equally strongly it is
 //! ambiguous, and each of them stays reachable by its full rel.
+//!
+//! Python attributes (`res.get_foo`) are looked up apart: an attribute stands for every name of
+//! that attribute form, so `ns#get-foo` and `ns#get_foo` make `get_foo` ambiguous (API.md §4)
+//! although `get_foo` as a name is the second rel's exact short name. Only a full rel outranks
+//! short names there (`edit-form` over `ns#edit-form` for `edit_form`).
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
 use crate::hal::Curie;
@@ -50,6 +55,9 @@ struct RelNames {
 pub struct RelIndex {
     rels: Vec<RelNames>,
     names: BTreeMap<String, Holders>,
+    /// Attribute form -> the rels it stands for: `FullRel` for the attribute form of a full
+    /// rel, `ShortName` for that of a short name.
+    attributes: BTreeMap<String, Holders>,
 }
 
 /// The outcome of looking a name up.
@@ -99,6 +107,12 @@ impl RelIndex {
         self.claim(rel.to_owned(), Claim::FullRel, id);
         if !rel.contains(':') {
             self.claim(attribute_form(rel), Claim::AttributeOfFullRel, id);
+            claim(
+                &mut self.attributes,
+                attribute_form(rel),
+                Claim::FullRel,
+                id,
+            );
         }
         for &(prefix, before, after) in curies {
             // `ex:thing` -> `https://x/rels/thing`
@@ -131,25 +145,18 @@ impl RelIndex {
         for short_name in &names.short_names {
             self.claim(short_name.clone(), Claim::ShortName, id);
             self.claim(attribute_form(short_name), Claim::AttributeOfShortName, id);
+            claim(
+                &mut self.attributes,
+                attribute_form(short_name),
+                Claim::ShortName,
+                id,
+            );
         }
         self.rels.push(names);
     }
 
-    /// Record that rel `id` can be reached by `name`, unless a stronger claim holds it.
-    fn claim(&mut self, name: String, claim: Claim, id: usize) {
-        let holders = self.names.entry(name).or_insert(Holders {
-            claim,
-            rels: Vec::new(),
-        });
-        if claim < holders.claim {
-            *holders = Holders {
-                claim,
-                rels: Vec::new(),
-            };
-        }
-        if claim == holders.claim && !holders.rels.contains(&id) {
-            holders.rels.push(id);
-        }
+    fn claim(&mut self, name: String, strength: Claim, id: usize) {
+        claim(&mut self.names, name, strength, id);
     }
 
     /// The full rels, in the order they were given.
@@ -166,7 +173,22 @@ impl RelIndex {
     }
 
     pub fn lookup(&self, name: &str) -> Lookup<'_> {
-        match self.names.get(name).map(|h| h.rels.as_slice()) {
+        self.holders(self.names.get(name))
+    }
+
+    /// What the Python attribute `name` stands for (`res.get_foo`): every rel with a name of
+    /// that attribute form, a full rel first. A name Python cannot spell after a dot
+    /// (`getattr(res, "get-foo")`) is looked up as a name.
+    pub fn lookup_attribute(&self, name: &str) -> Lookup<'_> {
+        if is_identifier(name) {
+            self.holders(self.attributes.get(name))
+        } else {
+            self.lookup(name)
+        }
+    }
+
+    fn holders(&self, holders: Option<&Holders>) -> Lookup<'_> {
+        match holders.map(|h| h.rels.as_slice()) {
             None | Some([]) => Lookup::Missing,
             Some([id]) => Lookup::Found(&self.rels[*id].rel),
             Some(ids) => {
@@ -195,20 +217,33 @@ impl RelIndex {
         }
     }
 
-    /// Names usable as Python attributes (for `dir()` and tab completion): the attribute form of
-    /// every name that designates one rel, when that form designates the same rel. Sorted.
-    pub fn attribute_names(&self) -> Vec<String> {
-        let mut out = BTreeSet::new();
-        for (name, holders) in &self.names {
-            let [id] = holders.rels.as_slice() else {
-                continue;
-            };
-            let attribute = attribute_form(name);
-            if is_identifier(&attribute) && self.designates(&attribute, *id) {
-                out.insert(attribute);
-            }
+    /// `resolve` for a Python attribute (see `lookup_attribute`).
+    pub fn resolve_attribute(&self, name: &str) -> Result<&str> {
+        match self.lookup_attribute(name) {
+            Lookup::Found(rel) => Ok(rel),
+            Lookup::Ambiguous(rels) => Err(self.ambiguous(name, &rels)),
+            Lookup::Missing => Err(self.missing(name)),
         }
-        out.into_iter().collect()
+    }
+
+    /// `find` for a Python attribute (see `lookup_attribute`).
+    pub fn find_attribute(&self, name: &str) -> Result<Option<&str>> {
+        match self.lookup_attribute(name) {
+            Lookup::Found(rel) => Ok(Some(rel)),
+            Lookup::Ambiguous(rels) => Err(self.ambiguous(name, &rels)),
+            Lookup::Missing => Ok(None),
+        }
+    }
+
+    /// Names usable as Python attributes (for `dir()` and tab completion): every attribute
+    /// that stands for one rel. Sorted.
+    pub fn attribute_names(&self) -> Vec<String> {
+        let unambiguous = self.attributes.iter().filter(|(_, h)| h.rels.len() == 1);
+        unambiguous
+            .map(|(name, _)| name)
+            .filter(|name| is_identifier(name))
+            .cloned()
+            .collect()
     }
 
     /// The shortest way to name `rel` unambiguously, for display: its short name, else its
@@ -323,7 +358,10 @@ impl RelIndex {
                 let attribute = attribute_form(short);
                 let use_attribute = query_is_attribute
                     && is_identifier(&attribute)
-                    && self.designates(&attribute, id);
+                    && self
+                        .attributes
+                        .get(&attribute)
+                        .is_some_and(|h| h.rels == [id]);
                 if use_attribute {
                     attribute
                 } else {
@@ -342,6 +380,23 @@ impl RelIndex {
             listed.push_str(&format!(" and {} more", total - MAX_LISTED));
         }
         listed
+    }
+}
+
+/// Record in `names` that rel `id` can be reached by `name`, unless a stronger claim holds it.
+fn claim(names: &mut BTreeMap<String, Holders>, name: String, strength: Claim, id: usize) {
+    let holders = names.entry(name).or_insert(Holders {
+        claim: strength,
+        rels: Vec::new(),
+    });
+    if strength < holders.claim {
+        *holders = Holders {
+            claim: strength,
+            rels: Vec::new(),
+        };
+    }
+    if strength == holders.claim && !holders.rels.contains(&id) {
+        holders.rels.push(id);
     }
 }
 

@@ -2,42 +2,305 @@
 //! the list of variable names a template declares, and RFC 3986 resolution against a base URL.
 
 use std::collections::HashMap;
+use std::ops::Range;
 
 pub use stduritemplate::Value;
 use url::Url;
 
 use crate::error::{Error, Result};
+use crate::text::single_quoted;
 
 /// Expand `template` with `variables`; a variable that is absent is undefined (RFC 6570 §2.3).
+///
+/// A value never changes the structure of the path (API.md §8): a value that is exactly `.` or
+/// `..` in a path expansion, or a value that makes a `.`/`..` segment (also pct-encoded, as URL
+/// parsers read `%2e`) anywhere before the query, is refused with `Error::Template`.
 pub fn expand(template: &str, variables: &HashMap<String, Value>) -> Result<String> {
+    let expressions = parse(template)?;
     let expanded = std_expand(template, variables)?;
-    if !(template.contains("{+") || template.contains("{#")) || !has_lone_percent(variables) {
-        return Ok(encode_disallowed(expanded));
+    refuse_dot_values(template, &expressions, variables)?;
+    let piecewise =
+        (template.contains("{+") || template.contains("{#")) && has_lone_percent(variables);
+    let out = if piecewise {
+        // std-uritemplate loses a `%` that is followed by another before two hex digits in
+        // `+`/`#` expansions (`{+v}` with `%%41` gave `%41`). Expand expression by expression
+        // instead (RFC 6570 expands each on its own), with such a `%` written `%25`.
+        concat(&pieces(template, &expressions, variables)?)
+    } else {
+        encode_disallowed(expanded)
+    };
+    if path_of(&out).split('/').any(is_dot_segment) {
+        // Rare: find which expression made it (a template may hold dot segments of its own).
+        let pieces = pieces(template, &expressions, variables)?;
+        refuse_dot_segments(template, &pieces, &expressions, variables)?;
     }
-    // std-uritemplate loses a `%` that is followed by another before two hex digits in `+`/`#`
-    // expansions (`{+v}` with `%%41` gave `%41`). Expand expression by expression instead (RFC
-    // 6570 expands each on its own), with such a `%` written `%25` for the `+`/`#` ones.
-    let escaped: HashMap<String, Value> = variables
-        .iter()
-        .map(|(k, v)| (k.clone(), escape_lone_percent(v)))
-        .collect();
-    let mut out = String::with_capacity(expanded.len());
-    let mut rest = template;
-    while let Some(open) = rest.find('{') {
-        let Some(close) = rest[open..].find('}').map(|c| open + c) else {
-            break; // cannot happen: the whole template expanded above
+    Ok(out)
+}
+
+/// The names of the variables of `template` that fill its path (`{v}`, `{+v}`, `{/v}` before
+/// any `?` or `#`): the ones a `None` may not leave out.
+pub fn path_variables(template: &str) -> Result<Vec<String>> {
+    let mut names: Vec<String> = Vec::new();
+    for expression in parse(template)? {
+        if expression.fills_path() {
+            for spec in &expression.specs {
+                if !names.iter().any(|n| n == spec.name) {
+                    names.push(spec.name.to_owned());
+                }
+            }
+        }
+    }
+    Ok(names)
+}
+
+/// One `{...}` expression of a template.
+struct Expression<'t> {
+    /// Where it is in the template, braces included.
+    span: Range<usize>,
+    operator: Option<u8>,
+    specs: Vec<VarSpec<'t>>,
+    /// Before any `?` or `#` of the template (literal, or a `{?`, `{&`, `{#` expression).
+    in_path: bool,
+}
+
+struct VarSpec<'t> {
+    name: &'t str,
+    /// The `:n` prefix modifier, in characters.
+    prefix: Option<usize>,
+    /// The `*` explode modifier.
+    explode: bool,
+}
+
+impl Expression<'_> {
+    /// Simple, reserved or path-segment expansion in the path: each value is (part of) a
+    /// path segment as it is. `{.v}` and `{;v}` add a `.`/`;v=` before it; query and fragment
+    /// expansions cannot reach the path.
+    fn fills_path(&self) -> bool {
+        self.in_path && matches!(self.operator, None | Some(b'+' | b'/'))
+    }
+}
+
+/// The expressions of `template`, its syntax checked (RFC 6570 §2).
+fn parse(template: &str) -> Result<Vec<Expression<'_>>> {
+    let malformed =
+        |why: &str| Error::Template(format!("malformed URI template {template:?}: {why}"));
+    let mut expressions = Vec::new();
+    let mut in_path = true;
+    let mut at = 0;
+    while let Some(found) = template[at..].find(['{', '}']) {
+        let open = at + found;
+        if template.as_bytes()[open] == b'}' {
+            return Err(malformed("'}' without '{'"));
+        }
+        in_path &= !template[at..open].contains(['?', '#']);
+        let after = &template[open + 1..];
+        let close = after.find('}').ok_or_else(|| malformed("unclosed '{'"))?;
+        let body = &after[..close];
+        if body.contains('{') {
+            return Err(malformed("'{' inside an expression"));
+        }
+        let (operator, specs) = parse_expression(body).map_err(malformed)?;
+        in_path &= !matches!(operator, Some(b'?' | b'&' | b'#'));
+        expressions.push(Expression {
+            span: open..open + close + 2,
+            operator,
+            specs,
+            in_path,
+        });
+        at = open + close + 2;
+    }
+    Ok(expressions)
+}
+/// A value exactly `.` or `..` (after its `:n` prefix) where it fills the path. In `{+v}`,
+/// pct-encoded triplets stay as they are, so `%2e%2E` is `..` to the server as well.
+fn refuse_dot_values(
+    template: &str,
+    expressions: &[Expression<'_>],
+    variables: &HashMap<String, Value>,
+) -> Result<()> {
+    for expression in expressions.iter().filter(|e| e.fills_path()) {
+        for spec in &expression.specs {
+            let items = match variables.get(spec.name) {
+                None => continue,
+                Some(Value::List(items)) => items.as_slice(),
+                Some(value) => std::slice::from_ref(value),
+            };
+            for item in items {
+                let Value::String(text) = item else { continue };
+                let text = match spec.prefix {
+                    Some(n) => text
+                        .char_indices()
+                        .nth(n)
+                        .map_or(text.as_str(), |(i, _)| &text[..i]),
+                    None => text,
+                };
+                let dots = if expression.operator == Some(b'+') {
+                    is_dot_segment(text)
+                } else {
+                    text == "." || text == ".."
+                };
+                if dots {
+                    return Err(Error::Template(format!(
+                        "URI template variable {} is {}: a value cannot be '.' or '..' in the \
+                         path of {}, where it would address another resource",
+                        single_quoted(spec.name),
+                        single_quoted(text),
+                        single_quoted(template)
+                    )));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One part of an expansion: a literal, or what expression `expression` expanded to.
+struct Piece {
+    text: String,
+    expression: Option<usize>,
+}
+
+fn concat(pieces: &[Piece]) -> String {
+    pieces.iter().map(|p| p.text.as_str()).collect()
+}
+
+/// `template` expanded literal by literal and expression by expression.
+fn pieces(
+    template: &str,
+    expressions: &[Expression<'_>],
+    variables: &HashMap<String, Value>,
+) -> Result<Vec<Piece>> {
+    let lone_percent = has_lone_percent(variables);
+    let expand =
+        |part: &str, vars: &HashMap<String, Value>| std_expand(part, vars).map(encode_disallowed);
+    let mut out = Vec::with_capacity(2 * expressions.len() + 1);
+    let mut at = 0;
+    for (i, expression) in expressions.iter().enumerate() {
+        let literal = &template[at..expression.span.start];
+        out.push(Piece {
+            text: expand(literal, variables)?,
+            expression: None,
+        });
+        let text = match expression.operator {
+            Some(operator @ (b'+' | b'#')) if lone_percent => {
+                let (rewritten, escaped) =
+                    with_lone_percents_escaped(operator, expression, variables);
+                expand(&rewritten, &escaped)?
+            }
+            _ => expand(&template[expression.span.clone()], variables)?,
         };
-        out.push_str(&std_expand(&rest[..open], variables)?);
-        let expression = &rest[open..=close];
-        let reserved = matches!(expression.as_bytes().get(1), Some(b'+' | b'#'));
-        out.push_str(&std_expand(
-            expression,
-            if reserved { &escaped } else { variables },
-        )?);
-        rest = &rest[close + 1..];
+        out.push(Piece {
+            text,
+            expression: Some(i),
+        });
+        at = expression.span.end;
     }
-    out.push_str(&std_expand(rest, variables)?);
-    Ok(encode_disallowed(out))
+    out.push(Piece {
+        text: expand(&template[at..], variables)?,
+        expression: None,
+    });
+    Ok(out)
+}
+
+/// A `+`/`#` expression and its values rewritten so that every lone `%` of a value is written
+/// `%25`, which those expansions keep as it is. The `:n` prefix is applied first (to the value,
+/// as RFC 6570 says, not to its escaped form: `{#a:3}` of `0%` is `#0%25`), so the rewritten
+/// expression has none; its variables are renamed `v0`, `v1`... (`+`/`#` show no names).
+fn with_lone_percents_escaped(
+    operator: u8,
+    expression: &Expression<'_>,
+    variables: &HashMap<String, Value>,
+) -> (String, HashMap<String, Value>) {
+    let mut specs = Vec::with_capacity(expression.specs.len());
+    let mut escaped = HashMap::new();
+    for (i, spec) in expression.specs.iter().enumerate() {
+        let name = format!("v{i}");
+        specs.push(format!("{name}{}", if spec.explode { "*" } else { "" }));
+        if let Some(value) = variables.get(spec.name) {
+            let value = match spec.prefix {
+                Some(n) => prefix_of(value, n),
+                None => value.clone(),
+            };
+            escaped.insert(name, escape_lone_percent(&value));
+        }
+    }
+    let rewritten = format!("{{{}{}}}", operator as char, specs.join(","));
+    (rewritten, escaped)
+}
+
+/// The first `n` characters of a value (of each item of a list), as std-uritemplate takes
+/// them; a map cannot have a prefix (the whole template was refused before).
+fn prefix_of(value: &Value, n: usize) -> Value {
+    let text = |s: &str| s.chars().take(n).collect::<String>();
+    match value {
+        Value::String(s) => Value::String(text(s)),
+        Value::List(items) => Value::List(items.iter().map(|v| prefix_of(v, n)).collect()),
+        Value::Integer(i) => Value::String(text(&i.to_string())),
+        Value::Bool(b) => Value::String(text(&b.to_string())),
+        other => other.clone(), // a map, or a float (never from Python, which sends its text)
+    }
+}
+
+/// A `.`/`..` segment before the query that a value made (wholly or with the literal around
+/// it: `/.{v}` with `v = "."`); the template's own dot segments are its author's business.
+fn refuse_dot_segments(
+    template: &str,
+    pieces: &[Piece],
+    expressions: &[Expression<'_>],
+    variables: &HashMap<String, Value>,
+) -> Result<()> {
+    let mut text = String::new();
+    let mut made_by: Vec<(Range<usize>, usize)> = Vec::new();
+    for piece in pieces {
+        let start = text.len();
+        text.push_str(&piece.text);
+        if let Some(expression) = piece.expression {
+            made_by.push((start..text.len(), expression));
+        }
+    }
+    let mut start = 0;
+    for segment in path_of(&text).split('/') {
+        let range = start..start + segment.len();
+        start = range.end + 1;
+        if !is_dot_segment(segment) {
+            continue;
+        }
+        let mut names: Vec<String> = Vec::new();
+        for (made, expression) in &made_by {
+            if made.start < range.end && range.start < made.end {
+                for spec in &expressions[*expression].specs {
+                    let name = single_quoted(spec.name);
+                    if variables.contains_key(spec.name) && !names.contains(&name) {
+                        names.push(name);
+                    }
+                }
+            }
+        }
+        if !names.is_empty() {
+            return Err(Error::Template(format!(
+                "URI template variable {} makes a {} segment in the path of {}: a value \
+                 cannot add '.' or '..' segments, which would address another resource",
+                names.join(", "),
+                single_quoted(segment),
+                single_quoted(template)
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// What comes before the query or the fragment.
+fn path_of(url: &str) -> &str {
+    &url[..url.find(['?', '#']).unwrap_or(url.len())]
+}
+
+/// `.` or `..`, also pct-encoded: URL parsers (WHATWG, the `url` crate) read `%2e` as `.` there.
+fn is_dot_segment(segment: &str) -> bool {
+    segment.len() <= 6
+        && matches!(
+            segment.to_ascii_lowercase().as_str(),
+            "." | ".." | "%2e" | ".%2e" | "%2e." | "%2e%2e"
+        )
 }
 
 fn std_expand(template: &str, variables: &HashMap<String, Value>) -> Result<String> {
@@ -124,44 +387,35 @@ fn encode_disallowed(expanded: String) -> String {
 /// Also checks the syntax of every expression, so a malformed template is reported even when
 /// no variable is given.
 pub fn variables(template: &str) -> Result<Vec<String>> {
-    let malformed =
-        |why: &str| Error::Template(format!("malformed URI template {template:?}: {why}"));
     let mut names: Vec<String> = Vec::new();
-    let mut rest = template;
-    while let Some(open) = rest.find(['{', '}']) {
-        if rest.as_bytes()[open] == b'}' {
-            return Err(malformed("'}' without '{'"));
-        }
-        let after = &rest[open + 1..];
-        let close = after.find('}').ok_or_else(|| malformed("unclosed '{'"))?;
-        let expression = &after[..close];
-        if expression.contains('{') {
-            return Err(malformed("'{' inside an expression"));
-        }
-        for name in parse_expression(expression).map_err(malformed)? {
-            if !names.iter().any(|n| n == name) {
-                names.push(name.to_owned());
+    for expression in parse(template)? {
+        for spec in expression.specs {
+            if !names.iter().any(|n| n == spec.name) {
+                names.push(spec.name.to_owned());
             }
         }
-        rest = &after[close + 1..];
     }
     // std-uritemplate has checks of its own (literals, modifiers); run them too.
-    expand(template, &HashMap::new())?;
+    std_expand(template, &HashMap::new())?;
     Ok(names)
 }
 
-/// The variable names of one `{...}` expression (without braces).
-fn parse_expression(expression: &str) -> std::result::Result<Vec<&str>, &'static str> {
-    let body = match expression.chars().next() {
+/// The operator and variables of one `{...}` expression (without braces).
+fn parse_expression(
+    expression: &str,
+) -> std::result::Result<(Option<u8>, Vec<VarSpec<'_>>), &'static str> {
+    let (operator, body) = match expression.as_bytes().first() {
         None => return Err("empty expression"),
-        Some('+' | '#' | '.' | '/' | ';' | '?' | '&') => &expression[1..],
-        Some('=' | ',' | '!' | '@' | '|') => return Err("reserved operator"),
-        Some(_) => expression,
+        Some(&op @ (b'+' | b'#' | b'.' | b'/' | b';' | b'?' | b'&')) => {
+            (Some(op), &expression[1..])
+        }
+        Some(b'=' | b',' | b'!' | b'@' | b'|') => return Err("reserved operator"),
+        Some(_) => (None, expression),
     };
-    let mut names = Vec::new();
+    let mut specs = Vec::new();
     for spec in body.split(',') {
-        let name = if let Some(name) = spec.strip_suffix('*') {
-            name
+        let (name, prefix) = if let Some(name) = spec.strip_suffix('*') {
+            (name, None)
         } else if let Some((name, length)) = spec.split_once(':') {
             let valid = !length.is_empty()
                 && length.len() <= 4
@@ -170,16 +424,20 @@ fn parse_expression(expression: &str) -> std::result::Result<Vec<&str>, &'static
             if !valid {
                 return Err("prefix length must be 1 to 9999");
             }
-            name
+            (name, length.parse().ok())
         } else {
-            spec
+            (spec, None)
         };
         if !is_varname(name) {
             return Err("invalid variable name");
         }
-        names.push(name);
+        specs.push(VarSpec {
+            name,
+            prefix,
+            explode: spec.ends_with('*'),
+        });
     }
-    Ok(names)
+    Ok((operator, specs))
 }
 
 /// varname = varchar *( ["."] varchar ); varchar = ALPHA / DIGIT / "_" / pct-encoded
@@ -287,6 +545,114 @@ mod tests {
             "/a%25%41%254%25zz50%25/%25%2541%254%25zz50%25#%25%25=%25"
         );
         assert_eq!(expand("{+v}", &vars(&[])).unwrap(), "");
+    }
+
+    fn refused(template: &str, name: &str, value: Value) -> String {
+        match expand(template, &vars(&[(name, value)])) {
+            Err(Error::Template(message)) => {
+                assert!(message.contains(&format!("'{name}'")), "{message}");
+                message
+            }
+            other => panic!("{template} with {name}: expected a refusal, got {other:?}"),
+        }
+    }
+
+    fn text(s: &str) -> Value {
+        Value::String(s.into())
+    }
+
+    #[test]
+    fn dot_values_cannot_fill_the_path() {
+        for dots in [".", ".."] {
+            let message = refused("/creditors/{ref}/orders", "ref", text(dots));
+            assert!(message.contains("cannot be '.' or '..'"), "{message}");
+            refused("/orders/{id}/cancel", "id", text(dots));
+            refused("/orders{/id}", "id", text(dots));
+            refused("{+id}", "id", text(dots));
+            refused("/files/{name}.json", "name", text(dots)); // not a whole segment: refused too
+            refused("/x{/ids*}", "ids", Value::List(vec![text("a"), text(dots)]));
+            refused("/x/{ids}", "ids", Value::List(vec![text(dots)]));
+        }
+        refused("/orders/{id:2}", "id", text("..x")); // the prefix is what is sent
+        refused("/orders/{id:1}", "id", text("..")); // the prefix is what is sent
+                                                     // In `{+v}` pct-encoded triplets stay: `%2e` is a dot to the server.
+        for dots in ["%2e%2E", ".%2e", "%2E.", "%2e"] {
+            refused("/orders/{+id}/cancel", "id", text(dots));
+        }
+        // `{+v}` may add segments, but no dot segment.
+        let message = refused("{+path}/x", "path", text("a/../../admin"));
+        assert!(message.contains("makes a '..' segment"), "{message}");
+        refused("/a/{+p}", "p", text("b/%2E%2e"));
+        refused("https://h/{+p}?q", "p", text("./b"));
+        // A value joined with the literal around it.
+        refused("/a/.{v}", "v", text("."));
+        refused("/a/{.v}", "v", text(""));
+        refused("/a/{.v}", "v", text("."));
+        refused("/a/{x}{y}/b", "y", text("."));
+        // After a query expansion that expanded to nothing, a value is still in the path.
+        refused("/o/{?x}{v}", "v", text(".."));
+    }
+
+    #[test]
+    fn dot_values_are_harmless_elsewhere() {
+        let ok =
+            |template: &str, value: &str| expand(template, &vars(&[("v", text(value))])).unwrap();
+        // Simple and path-segment expansion encode `%` and `/`: the server sees no dot segment.
+        assert_eq!(ok("/o/{v}/c", "%2e%2e"), "/o/%252e%252e/c");
+        assert_eq!(ok("/o/{v}/c", "../../admin"), "/o/..%2F..%2Fadmin/c");
+        assert_eq!(ok("/o{/v}", "a/.."), "/o/a%2F..");
+        assert_eq!(ok("/o/{v}", "..."), "/o/...");
+        assert_eq!(ok("/o/{v}", ".a"), "/o/.a");
+        // Query, fragment, label and parameter expansions do not fill a path segment.
+        assert_eq!(ok("/o{?v}", ".."), "/o?v=..");
+        assert_eq!(ok("/o?q={v}", ".."), "/o?q=..");
+        assert_eq!(ok("/o{?x}{v}", ".."), "/o..");
+        assert_eq!(ok("/o#{v}", ".."), "/o#..");
+        assert_eq!(ok("/o{#v}", "/../"), "/o#/../");
+        assert_eq!(ok("/o/x{.v}", ".."), "/o/x...");
+        assert_eq!(ok("/o{;v}", ".."), "/o;v=..");
+        assert_eq!(ok("/o/{+v}", "a/b?c=/../"), "/o/a/b?c=/../");
+        // The template's own dot segments are its author's.
+        assert_eq!(ok("/a/../{v}", "b"), "/a/../b");
+        assert_eq!(ok("{+v}/orders", "https://h/v1"), "https://h/v1/orders");
+    }
+
+    #[test]
+    fn path_variables_are_those_before_the_query() {
+        assert_eq!(
+            path_variables("/o/{id}{/sub}{.fmt}{;p}{?q}{+r}").unwrap(),
+            ["id", "sub"]
+        );
+        assert_eq!(
+            path_variables("{+base}/o/{a,b}/x{.f}").unwrap(),
+            ["base", "a", "b"]
+        );
+        assert!(path_variables("/a?x={y}").unwrap().is_empty());
+        assert!(path_variables("/a{?q}/{y}").unwrap().is_empty());
+        assert!(path_variables("/a{#f}{y}").unwrap().is_empty());
+        assert!(path_variables("/a{&q}{y}").unwrap().is_empty());
+        assert!(matches!(path_variables("/a{"), Err(Error::Template(_))));
+    }
+
+    #[test]
+    fn a_prefix_applies_to_the_value_before_its_lone_percents_are_escaped() {
+        // Found by the Hypothesis reference test: `{#a:3}` of `0%` gave `#0%252`.
+        let v = vars(&[
+            ("a", text("0%")),
+            ("b", text("%%")),
+            ("c", text("%41")),
+            ("l", Value::List(vec![text("%%x"), text("ab")])),
+            ("n", Value::Integer(12345)),
+            ("t", Value::Bool(true)),
+        ]);
+        assert_eq!(expand("{#a:3}", &v).unwrap(), "#0%25");
+        assert_eq!(expand("{+b:2}", &v).unwrap(), "%25%25");
+        assert_eq!(expand("{+c:2}/{+c}", &v).unwrap(), "%254/%41");
+        assert_eq!(
+            expand("{+l:2}|{#l*}", &v).unwrap(),
+            "%25%25,ab%7C#%25%25x,ab"
+        );
+        assert_eq!(expand("{+n:2,t:1}", &v).unwrap(), "12,t");
     }
 
     #[test]

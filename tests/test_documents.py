@@ -72,24 +72,45 @@ def test_the_state_read_field_by_field_is_what_json_loads_gives(
         res["missing"]
 
 
-def test_a_field_read_twice_is_the_same_object(served: tuple[FakeServer, rp.Client]) -> None:
-    body = json.dumps(
-        {
-            "debtor": {"name": "D"},
-            "_links": {"self": {"href": "/raw"}},
-            "_embedded": {"items": [{"debtor": {"name": "E"}}, {"n": 2}]},
-        }
-    ).encode()
-    res = get_raw(served, body)
-    assert res["debtor"] is res["debtor"]
-    items = res.embedded["items"]
-    assert isinstance(items, list)
-    assert items[0]["debtor"] is items[0]["debtor"]
-    assert res.embedded["items"] is items
-    # data and to_dict are copies: changing them changes nothing read later
+def test_a_value_read_cannot_change_later_reads(served: tuple[FakeServer, rp.Client]) -> None:
+    # Issue 12, item 8: a resource is immutable, so what one read gives cannot be changed for
+    # the next read (objects and arrays are converted afresh, scalars once).
+    doc = {
+        "debtor": {"name": "D"},
+        "items": [1, 2],
+        "name": "N",
+        "_links": {"self": {"href": "/raw"}, "many": [{"href": "/a"}, {"href": "/b"}]},
+        "_embedded": {
+            "items": [{"debtor": {"name": "E"}, "tags": ["x"]}, {"n": 2}],
+            "one": {"k": [1]},
+        },
+    }
+    res = get_raw(served, json.dumps(doc).encode())
+    res["debtor"]["name"] = "changed"
+    res["items"].append(3)
+    res.get("items").clear()
+    for value in res.values():
+        if isinstance(value, list):
+            value.append("x")
+    dict(res)["debtor"]["name"] = "changed"
     res.data["debtor"]["name"] = "changed"
     res.to_dict()["debtor"]["name"] = "changed"
-    assert res["debtor"] == {"name": "D"}
+    assert res["debtor"] == {"name": "D"} and res["items"] == [1, 2]
+    assert res["name"] is res["name"]  # scalars are converted once and kept
+
+    items = res.embedded["items"]
+    assert isinstance(items, list)
+    items[0]["debtor"]["name"] = "changed"
+    items[0]["tags"].append("y")
+    items.append(items[1])
+    one = res.one
+    one["k"].append(2)
+    res.links["many"].pop()
+    again = res.embedded["items"]
+    assert len(again) == 2 and again[0] is items[0]  # the embedded resources are built once
+    assert again[0]["debtor"] == {"name": "E"} and again[0]["tags"] == ["x"]
+    assert res.one["k"] == [1] and len(res.links["many"]) == 2 and len(res.many) == 2
+    assert res.to_dict() == doc
 
 
 def test_many_embedded_relations_each_once(served: tuple[FakeServer, rp.Client]) -> None:
@@ -160,17 +181,99 @@ def nested_embedding(depth: int) -> bytes:
     return json.dumps(doc).encode()
 
 
-def test_embedding_is_followed_128_levels_deep_and_refused_beyond(
+def test_embedding_is_followed_to_the_nesting_limit_and_refused_beyond(
     served: tuple[FakeServer, rp.Client],
 ) -> None:
-    res: rp.Resource = get_raw(served, nested_embedding(128))
-    for _ in range(128):
+    # Each embedding is two levels (`_embedded`, then the resource): 63 fit in 128 levels.
+    res: rp.Resource = get_raw(served, nested_embedding(63))
+    for _ in range(63):
         inner = res.embedded["inner"]
         assert isinstance(inner, rp.Resource)
         res = inner
     assert res["leaf"] is True
-    with pytest.raises(rp.ProtocolError, match="nested too deeply"):
-        get_raw(served, nested_embedding(129))
+    with pytest.raises(rp.ProtocolError, match="nested deeper than 128 levels"):
+        get_raw(served, nested_embedding(64))
+
+
+LIMIT = 128  # levels of objects and arrays, the top object being the first
+
+
+def deep(levels: int) -> str:
+    """JSON text of nested arrays, ``levels`` deep."""
+    return "[" * levels + "]" * levels
+
+
+def deep_bodies(levels: int) -> dict[str, bytes]:
+    """Bodies nested ``levels`` deep (the top object is level 1), in each place of a document."""
+    return {
+        "field": b'{"deep": %s, "_links": {"self": {"href": "/raw"}}}' % deep(levels - 1).encode(),
+        "object field": ("{" + '"a": {' * (levels - 1) + "}" * (levels - 1) + "}").encode(),
+        "link member": b'{"_links": {"self": {"href": "/raw", "x": %s}}}'
+        % deep(levels - 3).encode(),
+        "link array": b'{"_links": {"self": [{"href": "/raw", "x": %s}]}}'
+        % deep(levels - 4).encode(),
+        "embedded field": (
+            b'{"_embedded": {"item": [{"deep": %s, "_links": {"self": {"href": "/i"}}}]}}'
+            % deep(levels - 4).encode()
+        ),
+        # 30 embeddings (60 levels), then a field: one limit for the whole body.
+        "embeddings and a field": (
+            '{"_embedded": {"in": ' * 30 + f'{{"deep": {deep(levels - 61)}}}' + "}}" * 30
+        ).encode(),
+    }
+
+
+def at_depth(frames: int, call: Any) -> Any:
+    """``call()`` from ``frames`` Python frames down (a caller deep in a web framework)."""
+    return call() if frames == 0 else at_depth(frames - 1, call)
+
+
+def use_everything(res: rp.Resource | rp.AsyncResource) -> None:
+    """Every Resource API, from 100 frames down: none may raise RecursionError."""
+    import copy
+
+    def walk() -> None:
+        embedded = [v if isinstance(v, list) else [v] for v in res.embedded.values()]
+        for target in [res, *(item for items in embedded for item in items)]:
+            for key in target:
+                copy.deepcopy(target[key])
+                assert target.get(key) == target[key]
+            copy.deepcopy(target.data)
+            copy.deepcopy(target.to_dict())
+            repr(target)
+            target._repr_html_()
+            str(target.data)
+            dict(target.links)
+            dir(target)
+            _ = target.url
+
+    at_depth(100, walk)
+
+
+@pytest.mark.parametrize("place", list(deep_bodies(LIMIT)))
+def test_a_body_at_the_nesting_limit_is_whole_and_one_deeper_is_refused(
+    served: tuple[FakeServer, rp.Client], place: str
+) -> None:
+    body = deep_bodies(LIMIT)[place]
+    res = get_raw(served, body)
+    assert res.to_dict() == json.loads(body)
+    use_everything(res)
+    with pytest.raises(rp.ProtocolError, match="nested deeper than 128 levels") as caught:
+        get_raw(served, deep_bodies(LIMIT + 1)[place])
+    assert caught.value.url is not None and caught.value.url.endswith("/raw")
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("place", list(deep_bodies(LIMIT)))
+async def test_a_body_at_the_nesting_limit_async(server: FakeServer, place: str) -> None:
+    async with server.async_client() as client:
+        server.respond_next(deep_bodies(LIMIT)[place], path="/raw")
+        res = await client.get(server.base_url + "/raw")
+        assert res.to_dict() == json.loads(deep_bodies(LIMIT)[place])
+        use_everything(res)
+        server.respond_next(deep_bodies(LIMIT + 1)[place], path="/raw")
+        with pytest.raises(rp.ProtocolError, match="nested deeper than 128 levels"):
+            await client.get(server.base_url + "/raw")
 
 
 def test_a_cycle_through_a_value_read_is_collected(served: tuple[FakeServer, rp.Client]) -> None:

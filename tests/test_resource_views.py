@@ -76,7 +76,10 @@ def test_embedded_are_built_once_and_partial(server: FakeServer, client: rp.Clie
     server.add_resource("/doc", DOC)
     doc = client.get("/doc")
     items = doc.embedded["items"]
-    assert items is doc.embedded["items"] and doc.one is doc.embedded["one"]
+    # Each resource is built once; the list holding them is new on each read (immutability).
+    assert items == doc.embedded["items"] and items is not doc.embedded["items"]
+    assert all(a is b for a, b in zip(items, doc.embedded["items"], strict=True))
+    assert doc.one is doc.embedded["one"]
     assert [item["k"] for item in items] == [1, 2]
     assert all(item.partial and item.status is None and dict(item.headers) == {} for item in items)
     assert items[0].url == server.base_url + "/i/1" and items[1].url is None

@@ -111,8 +111,9 @@ class NativeClient:
 
 @final
 class Document(Mapping[str, Any]):
-    """A response document: a read-only mapping whose values become Python objects when first
-    read (then kept); ``_embedded`` holds ``Document`` objects. (A virtual ``Mapping``
+    """A response document: a read-only mapping whose values become Python objects when read:
+    a scalar once (then kept), an object or an array afresh on each read, so that changing one
+    changes no later read; ``_embedded`` holds ``Document`` objects. (A virtual ``Mapping``
     subclass: registered by ``recurring_payments._resource``.)"""
 
     def __getitem__(self, key: str, /) -> Any: ...
@@ -136,7 +137,9 @@ class RelIndex:
     same rel, and ``thing`` too.
 
     Full rels and CURIE forms win over short names, which win over attribute forms. Two rels
-    with one short name make that name ambiguous; each stays reachable by its full rel.
+    with one short name make that name ambiguous; each stays reachable by its full rel. Python
+    attributes are looked up with :meth:`find_attribute`, where ``get-foo`` and ``get_foo``
+    are one short name.
     """
 
     def __new__(
@@ -165,9 +168,23 @@ class RelIndex:
         none, with a did-you-mean and the available names, or if ``name`` is ambiguous.
         """
 
+    def find_attribute(self, name: str) -> str | None:
+        """The full rel the Python attribute ``name`` stands for, or ``None`` if none.
+
+        An attribute stands for every rel with a name of that attribute form: ``ns#get-foo``
+        and ``ns#get_foo`` make ``get_foo`` ambiguous (``LinkNotFoundError`` naming both),
+        though ``find("get_foo")`` names the second. A full rel outranks short names.
+        """
+
+    def resolve_attribute(self, name: str) -> str:
+        """The full rel the Python attribute ``name`` stands for (see :meth:`find_attribute`).
+
+        Raises ``LinkNotFoundError`` if there is none (with a did-you-mean) or it is ambiguous.
+        """
+
     def attribute_names(self) -> list[str]:
-        """Names usable as attributes (for ``dir()`` and tab completion), sorted: the attribute
-        form of every name that designates exactly one rel."""
+        """Names usable as attributes (for ``dir()`` and tab completion), sorted: every
+        attribute that stands for exactly one rel."""
 
     def short_name(self, rel: str) -> str | None:
         """The shortest unambiguous name of the full rel ``rel``, for display: its short name,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import copy
 import html
 import warnings
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from . import _core
@@ -31,7 +31,8 @@ class RelationMap(Mapping[str, V]):
     """``Resource.links`` / ``Resource.embedded``: keys are the full relations as received;
     lookups also accept the short, attribute and CURIE names of a relation.
 
-    Values are built on first access (a follow reads one link of several)."""
+    Values are built on first access (a follow reads one link of several). An array is a new
+    list on each read: appending to one changes no later read (a resource is immutable)."""
 
     __slots__ = ("_built", "_index", "_make", "_raw")
 
@@ -43,13 +44,12 @@ class RelationMap(Mapping[str, V]):
 
     def __getitem__(self, name: str) -> V:
         built = self._built.get(name)
-        if built is not None:
-            return built
-        rel = name if name in self._raw else self._index.resolve(name)
-        built = self._built.get(rel)
         if built is None:
-            built = self._built[rel] = self._make(rel, self._raw[rel])
-        return built
+            rel = name if name in self._raw else self._index.resolve(name)
+            built = self._built.get(rel)
+            if built is None:
+                built = self._built[rel] = self._make(rel, self._raw[rel])
+        return list(built) if isinstance(built, list) else built  # type: ignore[return-value]
 
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
@@ -231,10 +231,12 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
 
     __slots__ = (
         "_client",
+        "_curies",
         "_doc",
         "_embedded",
         "_headers",
         "_index",
+        "_inherited",
         "_links",
         "_partial",
         "_status",
@@ -248,12 +250,15 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         status: int | None = None,
         headers: Headers | None = None,
         partial: bool = False,
+        curies: Sequence[tuple[str, str]] = (),
     ) -> None:
         self._client = client
         self._doc = document
         self._status = status
         self._headers = headers if headers is not None else _NO_HEADERS
         self._partial = partial
+        self._inherited = curies  # the CURIEs of the resources that embed this one
+        self._curies: list[tuple[str, str]] | None = None
         self._links: RelationMap[L | list[L]] | None = None
         self._embedded: RelationMap[Self | list[Self]] | None = None
         self._index: _core.RelIndex | None = None
@@ -280,7 +285,10 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         >>> client.get_creditors(reference="democreditor").data
         {'reference': 'democreditor', 'name': 'Demo Creditor SAS'}
         """
-        return {k: copy.deepcopy(v) for k, v in self._doc.items() if k not in _HAL_KEYS}
+        doc = self._doc
+        if isinstance(doc, _core.Document):  # it converts objects and arrays afresh already
+            return {k: v for k, v in doc.items() if k not in _HAL_KEYS}
+        return {k: copy.deepcopy(v) for k, v in doc.items() if k not in _HAL_KEYS}
 
     # --- relations ---------------------------------------------------------------------------
     def _link(self, rel: str, data: Mapping[str, Any]) -> L:
@@ -307,7 +315,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
                     [make(rel, d) for d in value] if isinstance(value, list) else make(rel, value)
                 )
 
-            index = self._client._rel_index(list(raw), _curies(raw))
+            index = self._client._rel_index(list(raw), self._curies_in_scope())
             self._links = RelationMap(raw, index, build)
         return self._links
 
@@ -324,34 +332,44 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
             raw = self._doc.get("_embedded") or {}
             client = self._client
             cls = type(self)
+            # HAL draft §8.3: embedded resources inherit the CURIEs of those that embed them.
+            curies = self._curies_in_scope()
 
             def build(rel: str, value: Any) -> Self | list[Self]:
                 if isinstance(value, list):
-                    return [cls(client, d, partial=True) for d in value]
-                return cls(client, value, partial=True)
+                    return [cls(client, d, partial=True, curies=curies) for d in value]
+                return cls(client, value, partial=True, curies=curies)
 
-            curies = _curies(self._doc.get("_links") or {})
             self._embedded = RelationMap(raw, client._rel_index(list(raw), curies), build)
         return self._embedded
+
+    def _curies_in_scope(self) -> list[tuple[str, str]]:
+        """This resource's CURIEs, then those it inherits under other names (its own win).
+        Shared by the resources it embeds: never changed once built."""
+        if self._curies is None:
+            own = _curies(self._doc.get("_links") or {})
+            if self._inherited:
+                names = {name for name, _ in own}
+                own += [c for c in self._inherited if c[0] not in names]
+            self._curies = own
+        return self._curies
 
     def __getattr__(self, name: str) -> Any:
         # Only relations reach here: methods and properties are found first.
         if name.startswith("_"):
             raise AttributeError(name)
-        rel = self.links._index.find(name)
-        if rel is not None:
+        # One index of links and embedded rels: `ns#get-foo` among the links and `ns#get_foo`
+        # embedded make `get_foo` ambiguous too. A rel in both is the link.
+        rel = self._all_relations().resolve_attribute(name)  # LinkNotFoundError, did-you-mean
+        if rel in self.links:
             return self.links[rel]
-        rel = self.embedded._index.find(name)
-        if rel is not None:
-            return self.embedded[rel]
-        self._all_relations().resolve(name)  # raises LinkNotFoundError with did-you-mean
-        raise LinkNotFoundError(f"no relation {name!r}")  # pragma: no cover
+        return self.embedded[rel]
 
     def _all_relations(self) -> _core.RelIndex:
         if self._index is None:
             links = self._doc.get("_links") or {}
             rels = list(links) + list(self._doc.get("_embedded") or {})
-            self._index = self._client._rel_index(rels, _curies(links))
+            self._index = self._client._rel_index(rels, self._curies_in_scope())
         return self._index
 
     def __dir__(self) -> list[str]:
@@ -360,15 +378,13 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
     # --- response facts ----------------------------------------------------------------------
     @property
     def url(self) -> str | None:
-        """The absolute ``self`` href, or ``None``.
+        """The absolute ``self`` href (also from an array of one ``self`` link), or ``None``.
 
         >>> client.get_creditors(reference="democreditor").url
         'http://127.0.0.1:.../creditors/democreditor'
         """
-        link = (self._doc.get("_links") or {}).get("self")
-        if isinstance(link, dict):
-            return self._client._resolve(link["href"])
-        return None
+        link = _only_link(self._doc, "self")
+        return None if link is None else self._client._resolve(link["href"])
 
     @property
     def status(self) -> int | None:
@@ -409,10 +425,10 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
 
     # --- navigation helpers (the sync and async subclasses send the requests) ---------------
     def _self_url(self) -> str:
-        url = self.url
-        if url is None:
+        link = _only_link(self._doc, "self", strict=True)
+        if link is None:
             raise LinkNotFoundError("this resource has no 'self' link to fetch")
-        return url
+        return self._client._resolve(link["href"])
 
     def _single_link(self, rel: str) -> L:
         link = self.links[rel]
@@ -425,9 +441,10 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         return link
 
     def _next_url(self, seen: set[str]) -> str | None:
-        """The absolute ``next`` href, or ``None``; ``seen`` guards against a looping server."""
-        following = (self._doc.get("_links") or {}).get("next")
-        if not isinstance(following, dict):
+        """The absolute ``next`` href (also from an array of one), or ``None``; several ``next``
+        links raise ``LinkNotFoundError``; ``seen`` guards against a looping server."""
+        following = _only_link(self._doc, "next", strict=True)
+        if following is None:
             return None
         url = self._client._resolve(following["href"])
         if url in seen:
@@ -567,6 +584,21 @@ class Resource(_ResourceBase[Link]):
             if url is None:
                 return
             page = self._client._send("GET", url, None)
+
+
+def _only_link(doc: Mapping[str, Any], rel: str, strict: bool = False) -> Any:
+    """The link object of ``rel`` when there is one, as an object or an array of one; ``None``
+    when there is none. Several are ``None``, or ``LinkNotFoundError`` when ``strict``."""
+    link = (doc.get("_links") or {}).get(rel)
+    if isinstance(link, list):
+        if len(link) == 1:
+            return link[0]
+        if strict and link:
+            raise LinkNotFoundError(
+                f"relation {rel!r} has {len(link)} links, not one; pick one from res.links[{rel!r}]"
+            )
+        return None
+    return link
 
 
 def _curies(links: Mapping[str, Any]) -> list[tuple[str, str]]:

@@ -2,9 +2,17 @@
 //!
 //! One pass of jiter over the body validates the JSON and the HAL shape and records where each
 //! field of each object is; no Python object is built. A `Document` (a read-only mapping) then
-//! converts a field when it is first read, and keeps it. A page of 5,000 embedded mandates of
-//! which a loop reads one field each converts 5,000 strings instead of ~150,000 objects: the
-//! conversion to Python, not HTTP, was most of the time of a large collection (BENCHMARKS.md).
+//! converts a field when it is read. A page of 5,000 embedded mandates of which a loop reads one
+//! field each converts 5,000 strings instead of ~150,000 objects: the conversion to Python, not
+//! HTTP, was most of the time of a large collection (BENCHMARKS.md).
+//!
+//! A resource is immutable: a scalar is converted once and kept (it cannot be changed), an
+//! object or an array is converted afresh on each read, so changing what one read gave changes
+//! no later read.
+//!
+//! The pass also bounds nesting (objects and arrays, anywhere in the body) to `MAX_NESTING`
+//! levels, so that no Python conversion, `copy.deepcopy` or `repr` of anything a resource
+//! gives can hit Python's recursion limit.
 
 use std::collections::HashMap;
 use std::ops::Range;
@@ -22,8 +30,12 @@ use crate::error::Error;
 /// Objects with more names than this get a hash index; smaller ones are scanned.
 const SCANNED: usize = 16;
 
-/// Deepest nesting of `_embedded` resources (the core's limit; jiter bounds other nesting).
-const MAX_EMBEDDING: usize = crate::hal::MAX_EMBEDDING_DEPTH;
+/// Deepest nesting of objects and arrays in a body (the top object is level 1), about where
+/// serde_json stops in the core's `hal::parse` (it accepts 127). Python's default recursion
+/// limit (1,000) leaves room for `copy.deepcopy` of a value this deep (two frames a level)
+/// from 100 frames down, and jiter's own limit (200) for `to_dict()` of the whole body.
+/// `_embedded` resources nest to 63 (two levels each).
+const MAX_NESTING: usize = 128;
 
 /// A field name: where it is in the body, or decoded when it had escapes.
 enum Key {
@@ -152,9 +164,44 @@ fn index_body(jiter: &mut Jiter<'_>, body: &[u8]) -> Walk<Index> {
         jiter.finish()?; // invalid JSON is reported as such before its type
         return Err(Refusal::Hal("response body is not a JSON object".into()));
     }
-    let index = object(jiter, body, 0)?;
+    let index = object(jiter, body, 1)?;
     jiter.finish()?;
     Ok(index)
+}
+
+/// An object or array at nesting `level` (the top object is 1) must be within the limit.
+fn within_limit(level: usize) -> Walk<()> {
+    if level > MAX_NESTING {
+        let message = format!("response body is nested deeper than {MAX_NESTING} levels");
+        return Err(Refusal::Hal(message));
+    }
+    Ok(())
+}
+
+/// Skip the value at the cursor (its start peeked), which is at nesting `level` if it is an
+/// object or an array. jiter's own skip allows 200 levels from wherever it starts.
+fn skip(jiter: &mut Jiter<'_>, peek: Peek, level: usize) -> Walk<()> {
+    match peek {
+        Peek::Array => {
+            within_limit(level)?;
+            let mut item = jiter.known_array()?;
+            while let Some(peek) = item {
+                skip(jiter, peek, level + 1)?;
+                item = jiter.array_step()?;
+            }
+        }
+        Peek::Object => {
+            within_limit(level)?;
+            let mut more = jiter.known_object()?.is_some();
+            while more {
+                let peek = jiter.peek()?;
+                skip(jiter, peek, level + 1)?;
+                more = jiter.next_key()?.is_some();
+            }
+        }
+        _ => jiter.known_skip(peek)?,
+    }
+    Ok(())
 }
 
 /// The first name of the object at the cursor (its `{` peeked); `None` if it is empty.
@@ -167,8 +214,10 @@ fn next_name(jiter: &mut Jiter<'_>, body: &[u8]) -> Walk<Option<Key>> {
     Ok(jiter.next_key()?.map(|name| Key::of(name, body)))
 }
 
-/// Index the object at the cursor (its `{` peeked), checking `_links` and `_embedded`.
-fn object(jiter: &mut Jiter<'_>, body: &[u8], depth: usize) -> Walk<Index> {
+/// Index the object at the cursor (its `{` peeked, at nesting `level`), checking `_links` and
+/// `_embedded`.
+fn object(jiter: &mut Jiter<'_>, body: &[u8], level: usize) -> Walk<Index> {
+    within_limit(level)?;
     let start = jiter.current_index();
     let mut index = Index {
         span: start..start,
@@ -182,9 +231,9 @@ fn object(jiter: &mut Jiter<'_>, body: &[u8], depth: usize) -> Walk<Index> {
         let value_start = jiter.current_index();
         let mut embedded = None;
         match key.text(body) {
-            "_links" => links(jiter, body, peek)?,
-            "_embedded" => embedded = Some(embedded_rels(jiter, body, peek, depth)?),
-            _ => jiter.known_skip(peek)?,
+            "_links" => links(jiter, body, peek, level + 1)?,
+            "_embedded" => embedded = Some(embedded_rels(jiter, body, peek, level + 1)?),
+            _ => skip(jiter, peek, level + 1)?,
         }
         let value = value_start..jiter.current_index();
         let at = match index.names.add(body, key) {
@@ -208,32 +257,35 @@ fn object(jiter: &mut Jiter<'_>, body: &[u8], depth: usize) -> Walk<Index> {
 
 /// `_links`: an object of link objects (or arrays of them), each with a string `href` and,
 /// if any, a boolean `templated`.
-fn links(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek) -> Walk<()> {
+fn links(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, level: usize) -> Walk<()> {
     if peek != Peek::Object {
         return Err(Refusal::Hal("\"_links\" is not an object".into()));
     }
+    within_limit(level)?;
     let mut rel = first_name(jiter, body)?;
     while let Some(key) = rel {
         let peek = jiter.peek()?;
         if peek == Peek::Array {
+            within_limit(level + 1)?;
             let mut item = jiter.known_array()?;
             while let Some(peek) = item {
-                link(jiter, body, peek, &key)?;
+                link(jiter, body, peek, &key, level + 2)?;
                 item = jiter.array_step()?;
             }
         } else {
-            link(jiter, body, peek, &key)?;
+            link(jiter, body, peek, &key, level + 1)?;
         }
         rel = next_name(jiter, body)?;
     }
     Ok(())
 }
 
-fn link(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, rel: &Key) -> Walk<()> {
+fn link(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, rel: &Key, level: usize) -> Walk<()> {
     let rel = || rel.text(body);
     if peek != Peek::Object {
         return Err(Refusal::Hal(format!("link {} is not an object", rel())));
     }
+    within_limit(level)?;
     let (mut href, mut templated) = (None, None);
     let mut name = first_name(jiter, body)?;
     while let Some(key) = name {
@@ -243,7 +295,7 @@ fn link(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, rel: &Key) -> Walk<()> {
             "templated" => templated = Some(peek == Peek::True || peek == Peek::False),
             _ => {}
         }
-        jiter.known_skip(peek)?;
+        skip(jiter, peek, level + 1)?;
         name = next_name(jiter, body)?;
     }
     if href != Some(true) {
@@ -260,31 +312,30 @@ fn link(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, rel: &Key) -> Walk<()> {
 }
 
 /// `_embedded`: an object of objects (or arrays of them), each a HAL document, indexed.
-fn embedded_rels(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, depth: usize) -> Walk<Embedded> {
+fn embedded_rels(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, level: usize) -> Walk<Embedded> {
     if peek != Peek::Object {
         return Err(Refusal::Hal("\"_embedded\" is not an object".into()));
     }
-    if depth >= MAX_EMBEDDING {
-        return Err(Refusal::Hal("embedded resources nested too deeply".into()));
-    }
+    within_limit(level)?;
     let mut embedded = Embedded::default();
     let mut rel = first_name(jiter, body)?;
     while let Some(key) = rel {
         let not_object = || Refusal::Hal(format!("embedded {} is not an object", key.text(body)));
         let peek = jiter.peek()?;
         let children = if peek == Peek::Array {
+            within_limit(level + 1)?;
             let mut items = Vec::new();
             let mut item = jiter.known_array()?;
             while let Some(peek) = item {
                 if peek != Peek::Object {
                     return Err(not_object());
                 }
-                items.push(Arc::new(object(jiter, body, depth + 1)?));
+                items.push(Arc::new(object(jiter, body, level + 2)?));
                 item = jiter.array_step()?;
             }
             Children::Many(items)
         } else if peek == Peek::Object {
-            Children::One(Arc::new(object(jiter, body, depth + 1)?))
+            Children::One(Arc::new(object(jiter, body, level + 1)?))
         } else {
             return Err(not_object());
         };
@@ -298,7 +349,9 @@ fn embedded_rels(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, depth: usize) -
 }
 
 /// A HAL document (or an embedded one) as a read-only mapping whose values are converted to
-/// Python objects when first read, then kept: reading a field twice gives the same object.
+/// Python objects when read: a scalar once (then kept), an object or array on each read, so no
+/// read can change what a later one gives. `_links` and `_embedded`, which only the `Resource`
+/// layer reads (never handed to users as they are), are kept too.
 #[pyclass(module = "recurring_payments._core", frozen, mapping)]
 pub struct Document {
     body: Bytes,
@@ -325,10 +378,27 @@ impl Document {
         if let Some(value) = cell.get() {
             return Ok(value.bind(py).clone());
         }
-        // Under the GIL and without releasing it, nobody else can have set it meanwhile.
         let value = self.convert(py, at)?;
+        if !self.kept(at) {
+            return Ok(value.into_bound(py));
+        }
+        // Under the GIL and without releasing it, nobody else can have set it meanwhile.
         let kept = cell.get_or_init(|| value);
         Ok(kept.bind(py).clone())
+    }
+
+    /// Whether field `at` is converted once: a scalar (immutable in Python), or a HAL member.
+    fn kept(&self, at: usize) -> bool {
+        let text = &self.body[self.index.values[at].clone()];
+        let first = text.iter().find(|b| !b.is_ascii_whitespace());
+        let mutable = matches!(first, Some(b'{' | b'['));
+        !mutable
+            || self
+                .index
+                .embedded
+                .as_ref()
+                .is_some_and(|(field, _)| *field == at)
+            || self.index.names.keys[at].text(&self.body) == "_links"
     }
 
     fn convert(&self, py: Python<'_>, at: usize) -> PyResult<Py<PyAny>> {

@@ -41,6 +41,17 @@ impl RelIndex {
         Ok(self.inner.resolve(name)?.to_owned())
     }
 
+    /// The full rel the attribute `name` stands for, or None; LinkNotFoundError if ambiguous
+    /// (`ns#get-foo` and `ns#get_foo` both make the attribute `get_foo`).
+    fn find_attribute(&self, name: &str) -> PyResult<Option<String>> {
+        Ok(self.inner.find_attribute(name)?.map(str::to_owned))
+    }
+
+    /// The full rel the attribute `name` stands for; LinkNotFoundError if none or ambiguous.
+    fn resolve_attribute(&self, name: &str) -> PyResult<String> {
+        Ok(self.inner.resolve_attribute(name)?.to_owned())
+    }
+
     /// Names usable as attributes (for dir() and tab completion), sorted.
     fn attribute_names(&self) -> Vec<String> {
         self.inner.attribute_names()

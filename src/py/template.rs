@@ -7,9 +7,11 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
 use crate::template::{self, Value};
+use crate::text::single_quoted;
 
-/// Convert one Python value; `None` means undefined (the variable is skipped).
-pub(crate) fn to_value(obj: &Bound<'_, PyAny>) -> PyResult<Option<Value>> {
+/// Convert one Python value; `None` means undefined (the variable is skipped). A `None` inside a
+/// list or dict is skipped too, and reported through `held_none`.
+pub(crate) fn to_value(obj: &Bound<'_, PyAny>, held_none: &mut bool) -> PyResult<Option<Value>> {
     if obj.is_none() {
         return Ok(None);
     }
@@ -35,8 +37,9 @@ pub(crate) fn to_value(obj: &Bound<'_, PyAny>) -> PyResult<Option<Value>> {
         let mut pairs = Vec::with_capacity(d.len());
         for (k, v) in d.iter() {
             let key = k.str()?.to_str()?.to_owned();
-            if let Some(v) = to_value(&v)? {
-                pairs.push((key, v));
+            match to_value(&v, held_none)? {
+                Some(v) => pairs.push((key, v)),
+                None => *held_none = true,
             }
         }
         return Ok(Some(Value::Map(pairs)));
@@ -44,8 +47,9 @@ pub(crate) fn to_value(obj: &Bound<'_, PyAny>) -> PyResult<Option<Value>> {
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
         let mut items = Vec::new();
         for item in obj.try_iter()? {
-            if let Some(v) = to_value(&item?)? {
-                items.push(v);
+            match to_value(&item?, held_none)? {
+                Some(v) => items.push(v),
+                None => *held_none = true,
             }
         }
         return Ok(Some(Value::List(items)));
@@ -56,25 +60,55 @@ pub(crate) fn to_value(obj: &Bound<'_, PyAny>) -> PyResult<Option<Value>> {
     )))
 }
 
-pub(crate) fn to_variables(vars: &Bound<'_, PyAny>) -> PyResult<HashMap<String, Value>> {
+/// The defined variables, and the names whose value is `None` or holds one.
+pub(crate) fn to_variables(
+    vars: &Bound<'_, PyAny>,
+) -> PyResult<(HashMap<String, Value>, Vec<String>)> {
     let mut out = HashMap::new();
+    let mut nones = Vec::new();
     let items = vars.call_method0("items")?;
     for item in items.try_iter()? {
         let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
         let key = key
             .cast_into::<PyString>()
             .map_err(|_| PyTypeError::new_err("URI template variable names must be str"))?;
-        if let Some(value) = to_value(&value)? {
+        let mut held_none = false;
+        let converted = to_value(&value, &mut held_none)?;
+        if converted.is_none() || held_none {
+            nones.push(key.to_str()?.to_owned());
+        }
+        if let Some(value) = converted {
             out.insert(key.to_str()?.to_owned(), value);
         }
     }
-    Ok(out)
+    Ok((out, nones))
+}
+
+/// `None` is undefined, which RFC 6570 omits: right for `{?v}`, but in the path it would
+/// address another resource (`/orders/{id}` with `id=None` is the collection), so it is a
+/// `TypeError` there.
+fn refuse_none_in_path(template: &str, nones: &[String]) -> PyResult<()> {
+    if nones.is_empty() {
+        return Ok(());
+    }
+    let in_path = template::path_variables(template)?;
+    match nones.iter().find(|name| in_path.contains(name)) {
+        None => Ok(()),
+        Some(name) => Err(PyTypeError::new_err(format!(
+            "URI template variable {} is None (or holds None) in the path of {}: a path \
+             variable needs a value (None is left out only in query expansions such as \
+             {{?{name}}})",
+            single_quoted(name),
+            single_quoted(template)
+        ))),
+    }
 }
 
 /// Expand an RFC 6570 template (levels 1-4) with a mapping of variables.
 #[pyfunction]
 pub fn expand_uri_template(template: &str, variables: &Bound<'_, PyAny>) -> PyResult<String> {
-    let vars = to_variables(variables)?;
+    let (vars, nones) = to_variables(variables)?;
+    refuse_none_in_path(template, &nones)?;
     Ok(template::expand(template, &vars)?)
 }
 

@@ -233,6 +233,88 @@ fn two_rels_with_one_short_name_make_it_ambiguous() {
 }
 
 #[test]
+fn an_attribute_of_two_rels_is_ambiguous() {
+    // API.md §4: two rels that map to one short name make it ambiguous; for an attribute,
+    // `get-foo` and `get_foo` are the same short name.
+    for namespace in [Some(NS), None] {
+        let hyphenated = "https://api.example.com/alps#get-foo";
+        let underscored = "https://api.example.com/alps#get_foo";
+        for rels in [[hyphenated, underscored], [underscored, hyphenated]] {
+            let idx = index(&rels, namespace);
+            let both = Lookup::Ambiguous(rels.to_vec());
+            assert_eq!(idx.lookup_attribute("get_foo"), both);
+            match idx.resolve_attribute("get_foo") {
+                Err(Error::LinkNotFound { name, message }) => {
+                    assert_eq!(name, "get_foo");
+                    assert!(message.contains("ambiguous"), "{message}");
+                    assert!(message.contains(&format!("'{hyphenated}'")), "{message}");
+                    assert!(message.contains(&format!("'{underscored}'")), "{message}");
+                }
+                other => panic!("expected ambiguity, got {other:?}"),
+            }
+            assert!(idx.find_attribute("get_foo").is_err());
+            // The exact short names and the full rels still name one rel each.
+            assert_eq!(idx.lookup("get-foo"), Lookup::Found(hyphenated));
+            assert_eq!(idx.lookup("get_foo"), Lookup::Found(underscored));
+            assert_eq!(idx.lookup_attribute(hyphenated), Lookup::Found(hyphenated));
+            assert!(idx.attribute_names().is_empty());
+            let message = not_found(&idx, "zzz");
+            assert!(message.contains("available: get-foo, get_foo"), "{message}");
+        }
+    }
+    // Through a CURIE and a namespace alike.
+    let curies = [curie("ex", "https://x.example/rels/{rel}")];
+    let idx = RelIndex::new(["ex:get-foo", "https://h/#get_foo"], &curies, None);
+    assert_eq!(
+        idx.lookup_attribute("get_foo"),
+        Lookup::Ambiguous(vec!["ex:get-foo", "https://h/#get_foo"])
+    );
+}
+
+#[test]
+fn attributes_name_what_names_name() {
+    let rels = [
+        "self",
+        "edit-form",
+        "https://api.example.com/alps#get-creditors",
+        "ex:thing",
+    ];
+    let curies = [curie("ex", "https://x.example/rels/{rel}")];
+    let idx = RelIndex::new(rels, &curies, Some(NS));
+    for (attribute, rel) in [
+        ("self", "self"),
+        ("edit_form", "edit-form"),
+        ("get_creditors", rels[2]),
+        ("thing", "ex:thing"),
+        // Not identifiers: looked up as names.
+        ("edit-form", "edit-form"),
+        ("ex:thing", "ex:thing"),
+        ("https://x.example/rels/thing", "ex:thing"),
+    ] {
+        assert_eq!(
+            idx.lookup_attribute(attribute),
+            Lookup::Found(rel),
+            "{attribute}"
+        );
+        assert_eq!(idx.resolve_attribute(attribute).unwrap(), rel);
+    }
+    assert_eq!(idx.lookup_attribute("get_creditorz"), Lookup::Missing);
+    assert_eq!(idx.find_attribute("get_creditorz").unwrap(), None);
+    let message = match idx.resolve_attribute("get_creditorz") {
+        Err(Error::LinkNotFound { message, .. }) => message,
+        other => panic!("{other:?}"),
+    };
+    assert!(
+        message.contains("did you mean 'get_creditors'?"),
+        "{message}"
+    );
+    assert_eq!(
+        idx.attribute_names(),
+        ["edit_form", "get_creditors", "self", "thing"]
+    );
+}
+
+#[test]
 fn ambiguity_between_three_rels_names_them_all() {
     let rels = ["https://a/#x", "https://b/#x", "https://c/#x"];
     let idx = index(&rels, None);
@@ -273,13 +355,17 @@ fn full_rels_take_precedence_over_short_and_attribute_names() {
     assert_eq!(idx.lookup("get_creditors"), Lookup::Found(plain));
     assert_eq!(idx.short_name(namespaced).as_deref(), Some(namespaced));
 
-    // A short name written with `_` outranks another rel's attribute form.
+    // As a name, a short name written with `_` outranks another rel's attribute form...
     let underscored = "https://api.example.com/alps#get_x";
     let hyphenated = "https://api.example.com/alps#get-x";
     let idx = index(&[hyphenated, underscored], Some(NS));
     assert_eq!(idx.lookup("get_x"), Lookup::Found(underscored));
     assert_eq!(idx.lookup("get-x"), Lookup::Found(hyphenated));
-    assert_eq!(idx.attribute_names(), ["get_x"]);
+    // ...but the attribute `get_x` stands for both (see `an_attribute_of_two_rels_is_ambiguous`).
+    assert!(idx.attribute_names().is_empty());
+    // The attribute form of a full rel outranks short names as an attribute too.
+    let idx = index(&[namespaced, plain], Some(NS));
+    assert_eq!(idx.lookup_attribute("get_creditors"), Lookup::Found(plain));
 
     // A full rel that looks like a short name wins over the short name (order does not matter).
     for rels in [["x", "https://h/#x"], ["https://h/#x", "x"]] {
