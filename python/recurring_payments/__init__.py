@@ -74,12 +74,18 @@ __all__ = [
 def expand_uri_template(template: str, variables: Mapping[str, Any]) -> str:
     """Expand an RFC 6570 URI template (levels 1-4), the engine links use.
 
-    Values may be ``str``, ``int``, ``float``, ``bool``, lists and dicts; ``None`` is undefined.
-    A malformed template raises :class:`TemplateError`.
+    Values may be ``str``, ``int``, ``float``, ``bool``, lists and dicts. ``None`` is undefined
+    (left out) in a query expansion, and a ``TypeError`` in a path expansion, where leaving it out
+    would address another resource. A value that would make a ``.`` or ``..`` path segment, and
+    a malformed template, raise :class:`TemplateError`.
 
     >>> rp.expand_uri_template("/orders{?reference,size}", {"reference": "o 1", "size": 50})
     '/orders?reference=o%201&size=50'
     >>> rp.expand_uri_template("/mandates{/ids*}{?q*}", {"ids": [1, 2], "q": {"page": 0}})
     '/mandates/1/2?page=0'
+    >>> rp.expand_uri_template("/orders/{id}/cancel", {"id": ".."})
+    Traceback (most recent call last):
+    ...
+    recurring_payments.errors.TemplateError: ...
     """
     return _core.expand_uri_template(template, variables)

@@ -276,7 +276,8 @@ class ProtocolError(Error):
 
 
 class TemplateError(Error, ValueError):
-    """A malformed RFC 6570 URI template. Also a ``ValueError``.
+    """A malformed RFC 6570 URI template, or a template value that would change the structure of
+    the path (``.`` or ``..`` as a path segment). Also a ``ValueError``.
 
     >>> rp.expand_uri_template("/orders{?reference", {})
     Traceback (most recent call last):
