@@ -13,6 +13,8 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 $(STAMP): $(PY) pyproject.toml Cargo.toml $(shell find src python -type f 2>/dev/null)
+	@# A per-version extension left by a build from before abi3 would shadow _core.abi3.so.
+	rm -f python/recurring_payments/_core.cpython-*.so
 	MATURIN_PEP517_ARGS="--profile quick" $(PY) -m pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
