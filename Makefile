@@ -75,7 +75,7 @@ $(DIST_TOOLS): pyproject.toml
 	$(DIST_VENV)/bin/python -m pip install -q --group dist
 	@touch $@
 
-dist: $(DIST_TOOLS) ## sdist + abi3 manylinux_2_17 wheel into dist/ (release build, ~4 min), checked
+dist: $(DIST_TOOLS) ## sdist + abi3 manylinux_2_17 wheel into dist/ (a release build: minutes), checked
 	rm -rf dist
 	$(DIST_VENV)/bin/maturin sdist --out dist
 	@# maturin finds zig through the ziglang package of the Python first on PATH.
@@ -84,7 +84,6 @@ dist: $(DIST_TOOLS) ## sdist + abi3 manylinux_2_17 wheel into dist/ (release bui
 	$(MAKE) --no-print-directory check-dist
 
 check-dist: $(DIST_TOOLS) ## what `make dist` checks: auditwheel, tags, size, strip, metadata
-	$(DIST_VENV)/bin/auditwheel show dist/*.whl
 	$(DIST_VENV)/bin/twine check --strict dist/*
 	$(DIST_VENV)/bin/python scripts/check_dist.py dist
 
