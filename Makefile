@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help dev test test-rust test-python lint fmt bench demo fuzz soak
+.PHONY: help dev test test-rust test-python lint fmt bench demo fuzz soak dist check-dist publish
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
@@ -13,6 +13,8 @@ $(PY):
 	$(PY) -m pip install -q --upgrade pip
 
 $(STAMP): $(PY) pyproject.toml Cargo.toml $(shell find src python -type f 2>/dev/null)
+	@# A per-version extension left by a build from before abi3 would shadow _core.abi3.so.
+	rm -f python/recurring_payments/_core.cpython-*.so
 	MATURIN_PEP517_ARGS="--profile quick" $(PY) -m pip install -q -e '.[dev]'
 	@touch $(STAMP)
 
@@ -29,15 +31,15 @@ test-python: $(STAMP) ## pytest over tests/ (the public API through the sandbox 
 lint: $(STAMP) ## rustfmt, clippy -D warnings, ruff (lint + format), mypy --strict, stubtest
 	cargo fmt --check
 	cargo clippy --quiet --all-features --all-targets -- -D warnings
-	$(VENV)/bin/ruff check python tests examples benches
-	$(VENV)/bin/ruff format --check python tests examples benches
+	$(VENV)/bin/ruff check python tests examples benches scripts
+	$(VENV)/bin/ruff format --check python tests examples benches scripts
 	$(VENV)/bin/mypy
 	$(PY) -m mypy.stubtest --allowlist stubtest-allowlist.txt recurring_payments
 
 fmt: $(PY) ## format Rust and Python sources
 	cargo fmt
-	$(VENV)/bin/ruff format python tests examples benches
-	$(VENV)/bin/ruff check --fix python tests examples benches
+	$(VENV)/bin/ruff format python tests examples benches scripts
+	$(VENV)/bin/ruff check --fix python tests examples benches scripts
 
 BENCH_VENV ?= .venv-bench
 bench: ## the benchmarks of benches/ vs the peers (release build in .venv-bench; BENCHMARKS.md)
@@ -62,3 +64,31 @@ fuzz: ## fuzz the HAL parser and the template engine, FUZZ_SECONDS each (needs c
 		RUSTC_BOOTSTRAP=1 cargo fuzz run -s none $$target -- \
 			-dict=$(CURDIR)/fuzz/$$target.dict -max_total_time=$(FUZZ_SECONDS) || exit 1; \
 	done
+
+# The distributions: an sdist and one abi3 wheel (CPython >= 3.10) for Linux x86_64, tagged
+# manylinux_2_17 (glibc 2.17: zig links against its symbols), built with the release profile.
+DIST_VENV ?= .venv-dist
+DIST_TOOLS := $(DIST_VENV)/.tools
+$(DIST_TOOLS): pyproject.toml
+	test -x $(DIST_VENV)/bin/python || python3 -m venv $(DIST_VENV)
+	$(DIST_VENV)/bin/python -m pip install -q --upgrade pip
+	$(DIST_VENV)/bin/python -m pip install -q --group dist
+	@touch $@
+
+dist: $(DIST_TOOLS) ## sdist + abi3 manylinux_2_17 wheel into dist/ (a release build: minutes), checked
+	rm -rf dist
+	$(DIST_VENV)/bin/maturin sdist --out dist
+	@# maturin finds zig through the ziglang package of the Python first on PATH.
+	PATH="$(CURDIR)/$(DIST_VENV)/bin:$$PATH" $(DIST_VENV)/bin/maturin build --release \
+		--zig --compatibility manylinux2014 --out dist
+	$(MAKE) --no-print-directory check-dist
+
+check-dist: $(DIST_TOOLS) ## what `make dist` checks: auditwheel, tags, size, strip, metadata
+	$(DIST_VENV)/bin/twine check --strict dist/*
+	$(DIST_VENV)/bin/python scripts/check_dist.py dist
+
+# Publishing is never run by CI: `make dist`, then TWINE_USERNAME=__token__ TWINE_PASSWORD=...
+# (a PyPI API token) make publish; TWINE_REPOSITORY=testpypi tries TestPyPI first.
+publish: $(DIST_TOOLS) ## upload dist/ to PyPI with twine (make dist first; needs a PyPI token)
+	$(MAKE) --no-print-directory check-dist
+	$(DIST_VENV)/bin/twine upload --non-interactive dist/*

@@ -38,7 +38,7 @@ fn build(verify: &Verify) -> Result<ClientConfig> {
     let setup = |e: rustls::Error| Error::Configuration(format!("cannot set up TLS: {e}"));
     let provider = CryptoProvider::get_default()
         .cloned()
-        .unwrap_or_else(|| Arc::new(rustls::crypto::aws_lc_rs::default_provider()));
+        .unwrap_or_else(|| Arc::new(rustls::crypto::ring::default_provider()));
     let builder = ClientConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()
         .map_err(setup)?;

@@ -12,7 +12,9 @@ mod sandbox;
 mod shutdown;
 mod template;
 
-#[pyo3::pymodule]
+// gil_used: a free-threaded CPython turns the GIL back on when it imports us (README,
+// "Supported versions"): the bindings were written and tested with the GIL only.
+#[pyo3::pymodule(gil_used = true)]
 mod _core {
     #[pymodule_export]
     use super::client::{NativeClient, PyToken};

@@ -116,6 +116,8 @@ fn serves_https_with_a_ca_of_its_own() {
     assert!(urls.base_url.starts_with("https://127.0.0.1:"), "{urls:?}");
     let ca_path = urls.ca_path.clone().unwrap();
     let pem = std::fs::read(&ca_path).unwrap();
+    // reqwest is built without a default crypto provider (the library hands it a config).
+    let _ = tokio_rustls::rustls::crypto::ring::default_provider().install_default();
     let trusting = |certs: Option<Vec<reqwest::Certificate>>| {
         let builder = reqwest::Client::builder();
         let builder = match certs {

@@ -45,7 +45,7 @@ fn tls_error(what: &str, e: impl std::fmt::Display) -> Error {
 }
 
 /// A new CA, a server certificate for `localhost`, `127.0.0.1`, `::1` and `host`, and the
-/// acceptor serving it (HTTP/1.1 over TLS 1.2 or 1.3, aws-lc-rs like the client).
+/// acceptor serving it (HTTP/1.1 over TLS 1.2 or 1.3, ring like the client).
 pub fn setup(host: &str) -> Result<Tls> {
     let ca_key = KeyPair::generate().map_err(|e| tls_error("CA key", e))?;
     let mut ca_params = CertificateParams::default();
@@ -81,7 +81,7 @@ pub fn setup(host: &str) -> Result<Tls> {
         .signed_by(&server_key, &issuer)
         .map_err(|e| tls_error("server certificate", e))?;
 
-    let provider = Arc::new(rustls::crypto::aws_lc_rs::default_provider());
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(server_key.serialize_der()));
     let mut config = ServerConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
