@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 from collections.abc import Iterator
 from typing import Any
 
@@ -13,6 +14,18 @@ from recurring_payments.testing import FakeServer
 
 # DEBUG logging for the whole run, and no secret or token in any log, error or repr (issue 8).
 pytest_plugins = ["secret_watch", "attack_report"]
+
+
+@pytest.fixture
+def ctrl_c() -> Iterator[None]:
+    """Python's own SIGINT handler for the test: a process started in the background by a
+    shell without job control inherits SIGINT ignored, and then `_thread.interrupt_main()`
+    (the tests' Ctrl-C) does nothing."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 @pytest.fixture

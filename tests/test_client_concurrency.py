@@ -78,6 +78,7 @@ def test_client_used_before_fork_works_in_the_child(server: FakeServer, client: 
     assert len(api_requests(server)) >= 3
 
 
+@pytest.mark.usefixtures("ctrl_c")
 def test_ctrl_c_interrupts_a_slow_request(server: FakeServer, client: rp.Client) -> None:
     client.authenticate()
     server.delay_next(5.0, path="/")

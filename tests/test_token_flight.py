@@ -208,6 +208,7 @@ def test_refused_credentials_are_shared_until_they_are_registered(
 # --- a leader that goes away --------------------------------------------------------------------
 
 
+@pytest.mark.usefixtures("ctrl_c")
 def test_ctrl_c_in_the_leading_thread_hands_the_flight_to_a_waiter(server: FakeServer) -> None:
     server.delay_next(3.0, path=TOKEN)  # the first token request hangs; the next one does not
     with make_client(server, "sync") as client:
