@@ -16,6 +16,7 @@ import multiprocessing
 import multiprocessing.pool
 import pickle
 import socket
+import sys
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -239,6 +240,7 @@ def test_a_copy_is_not_rebuilt_from_its_message(server: FakeServer) -> None:
     assert pickle.loads(pickle.dumps(received)).later == "added"
 
 
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="exception notes are Python 3.11+")
 def test_notes_survive(server: FakeServer) -> None:
     err = raised(CASES["not_found"], server)
     err.add_note("while loading the basket")
