@@ -12,7 +12,7 @@ $(PY):
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 
-$(STAMP): $(PY) pyproject.toml Cargo.toml $(shell find src python -type f 2>/dev/null)
+$(STAMP): $(PY) pyproject.toml Cargo.toml $(shell find crates python -type f 2>/dev/null)
 	@# A per-version extension left by a build from before abi3 would shadow _core.abi3.so.
 	rm -f python/recurring_payments/_core.cpython-*.so
 	MATURIN_PEP517_ARGS="--profile quick" $(PY) -m pip install -q -e '.[dev]'
@@ -50,7 +50,7 @@ bench: ## the benchmarks of benches/ vs the peers (release build in .venv-bench;
 
 SOAK_SECONDS ?= 300
 soak: $(STAMP) ## the long soak: 64 threads + 256 tasks for SOAK_SECONDS (300), tokens expiring, faults (SOAK_SEED replays)
-	SOAK_SECONDS=$(SOAK_SECONDS) $(PY) -m pytest -q -s -p no:cacheprovider tests/test_soak.py
+	SOAK_SECONDS=$(SOAK_SECONDS) $(PY) -m pytest -q -s -p no:cacheprovider tests/faults/test_soak.py
 
 demo: $(STAMP) ## walk the onboarding flow against the embedded sandbox
 	$(PY) -m recurring_payments demo

@@ -3,9 +3,9 @@
 
 use std::collections::HashMap;
 
-use recurring_payments::hal::{self, Document, Link};
-use recurring_payments::rels::Lookup;
-use recurring_payments::template::{self, Value};
+use rp_core::hal::{self, Document, Link};
+use rp_core::rels::Lookup;
+use rp_core::template::{self, Value};
 use serde_json::Value as Json;
 
 /// Bytes as a response body: parsing never panics; a document that parses survives
@@ -124,7 +124,7 @@ pub fn template(data: &[u8]) {
         let got = template::expand(expression, &single);
         if moves_path {
             assert!(
-                matches!(got, Err(recurring_payments::error::Error::Template(_))),
+                matches!(got, Err(rp_core::error::Error::Template(_))),
                 "{expression} with v = {template_text:?} must be refused, got {got:?}"
             );
         } else {

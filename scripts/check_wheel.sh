@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the wheel into a fresh venv per CPython version, with no Rust toolchain on PATH, and
-# run the tests against the installed package (tests/test_wheel.py fails if they import this
+# run the tests against the installed package (tests/package/test_wheel.py fails if they import this
 # source tree instead): the whole suite on 3.10 and 3.13, the demo and the public-surface tests
 # on 3.11 and 3.12 (what fits in .ci/run's time).
 #
@@ -75,8 +75,8 @@ print(f"{sys.version.split()[0]}: recurring_payments {rp.__version__} from {rp._
         run recurring-payments demo >"$work/demo.out" 2>&1 \
             && grep -q "120 mandates in all" "$work/demo.out" \
             || { cat "$work/demo.out"; failed+=("$version: demo"); }
-        run python -m pytest -q -p no:cacheprovider tests/test_wheel.py \
-            tests/test_public_surface.py tests/test_demo_cli.py || failed+=("$version: tests")
+        run python -m pytest -q -p no:cacheprovider tests/package/test_wheel.py \
+            tests/package/test_public_surface.py tests/cli/test_demo_cli.py || failed+=("$version: tests")
     fi
     echo "CPython $version: $((SECONDS - start)) s"
 done

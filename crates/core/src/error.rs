@@ -1,0 +1,162 @@
+//! The one error type of the core. `crates/python/src/errors.rs` is the single place that turns it into
+//! the Python exceptions of `recurring_payments.errors`.
+
+use std::fmt;
+
+/// What a non-2xx answer carried, kept whole so the Python exception can expose it.
+#[derive(Debug, Clone)]
+pub struct HttpFailure {
+    pub status: u16,
+    pub method: String,
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+    /// The 401 survived the single replay, or the token endpoint refused the credentials.
+    pub authentication: bool,
+}
+
+/// The status and headers of a response that broke the protocol (a 201 with a malformed body
+/// still says that the resource was created, and where).
+#[derive(Debug, Clone)]
+pub struct ResponseFacts {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone)]
+pub enum Error {
+    /// Bad client settings: base URL, plain http to a remote host, bad CA file, ...
+    Configuration(String),
+    /// Connection refused or reset, TLS failure, body cut short. `outcome_unknown`: the
+    /// caller's POST/PATCH may have reached the server and no complete answer came (API.md §8).
+    Transport {
+        method: String,
+        url: String,
+        message: String,
+        outcome_unknown: bool,
+    },
+    Timeout {
+        method: String,
+        url: String,
+        message: String,
+        outcome_unknown: bool,
+    },
+    Http(Box<HttpFailure>),
+    /// The peer broke the protocol: not JSON, not an object, wrong content type, too large.
+    Protocol {
+        method: Option<String>,
+        url: Option<String>,
+        message: String,
+        response: Option<Box<ResponseFacts>>,
+    },
+    /// Malformed RFC 6570 template.
+    Template(String),
+    /// A variable the template does not declare (Python `TypeError`).
+    UnknownVariable(String),
+    /// A relation lookup missed or was ambiguous.
+    LinkNotFound {
+        name: String,
+        message: String,
+    },
+}
+
+impl Error {
+    pub fn protocol(message: impl Into<String>) -> Self {
+        Error::Protocol {
+            method: None,
+            url: None,
+            message: message.into(),
+            response: None,
+        }
+    }
+
+    /// Whether the server may have processed the caller's request (see `Transport`).
+    pub fn outcome_unknown(&self) -> bool {
+        match self {
+            Error::Transport {
+                outcome_unknown, ..
+            }
+            | Error::Timeout {
+                outcome_unknown, ..
+            } => *outcome_unknown,
+            _ => false,
+        }
+    }
+
+    /// The same error with `outcome_unknown` set to `unknown` (where the kind carries it).
+    pub fn with_outcome_unknown(mut self, unknown: bool) -> Self {
+        if let Error::Transport {
+            outcome_unknown, ..
+        }
+        | Error::Timeout {
+            outcome_unknown, ..
+        } = &mut self
+        {
+            *outcome_unknown = unknown;
+        }
+        self
+    }
+
+    /// Attach the response a protocol error was found in, if it has none yet.
+    pub fn with_response(mut self, status: u16, headers: Vec<(String, String)>) -> Self {
+        if let Error::Protocol { response, .. } = &mut self {
+            if response.is_none() {
+                *response = Some(Box::new(ResponseFacts { status, headers }));
+            }
+        }
+        self
+    }
+
+    /// Attach the request a protocol error happened on, if it has none yet.
+    pub fn with_request(self, method: &str, url: &str) -> Self {
+        match self {
+            Error::Protocol {
+                method: None,
+                url: None,
+                message,
+                response,
+            } => Error::Protocol {
+                method: Some(method.to_owned()),
+                url: Some(url.to_owned()),
+                message,
+                response,
+            },
+            other => other,
+        }
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::Configuration(m) | Error::Template(m) | Error::UnknownVariable(m) => {
+                f.write_str(m)
+            }
+            Error::Transport {
+                method,
+                url,
+                message,
+                ..
+            }
+            | Error::Timeout {
+                method,
+                url,
+                message,
+                ..
+            } => write!(f, "{method} {url}: {message}"),
+            Error::Http(h) => write!(f, "{} {}: HTTP {}", h.method, h.url, h.status),
+            Error::Protocol {
+                method: Some(m),
+                url: Some(u),
+                message,
+                ..
+            } => write!(f, "{m} {u}: {message}"),
+            Error::Protocol { message, .. } => f.write_str(message),
+            Error::LinkNotFound { message, .. } => f.write_str(message),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,15 @@
+//! The PyO3-free core of `recurring_payments`: HAL documents, relation names, RFC 6570
+//! templates, the token lifecycle and the request path. `cargo test` tests it without Python;
+//! the bindings (`crates/python`) only wrap it.
+
+pub mod auth;
+pub mod client;
+pub mod error;
+pub mod hal;
+pub mod media;
+pub mod rels;
+pub mod runtime;
+pub mod template;
+pub mod text;
+mod tls;
+pub mod transport;

@@ -1,0 +1,591 @@
+//! HTTP transport on reqwest: one connection pool per process and TLS setting, per-attempt
+//! timeouts, GET-only retries with backoff and `Retry-After`, and a response size limit enforced
+//! while the body streams in.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::{Duration, Instant};
+
+use bytes::Bytes;
+use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::Method;
+
+use crate::error::{Error, HttpFailure, Result};
+use crate::runtime::{PerProcess, ThreadOwned};
+
+/// How server certificates are checked.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Verify {
+    /// The system's trust store (honours `SSL_CERT_FILE`/`SSL_CERT_DIR`).
+    System,
+    /// No verification at all (`verify=False`).
+    Off,
+    /// Only the CA certificates of this PEM bundle.
+    CaBundle(String),
+}
+
+#[derive(Debug, Clone)]
+pub struct TransportConfig {
+    pub timeout: Duration,
+    pub connect_timeout: Duration,
+    pub retries: u32,
+    pub max_response_size: usize,
+    pub verify: Verify,
+    pub user_agent: String,
+}
+
+/// One request as the transport sends it.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    pub method: Method,
+    pub url: url::Url,
+    pub headers: HeaderMap,
+    pub body: Option<Bytes>,
+}
+
+/// A complete response, body read whole (and within the size limit).
+#[derive(Debug, Clone)]
+pub struct Response {
+    pub status: u16,
+    /// The URL that answered (the last hop's, after redirects).
+    pub url: url::Url,
+    pub headers: HeaderMap,
+    pub body: Bytes,
+}
+
+impl Response {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+
+    /// Headers as (lower-case name, value) pairs; non-UTF-8 values are decoded lossily.
+    pub fn header_pairs(&self) -> Vec<(String, String)> {
+        pairs(&self.headers)
+    }
+
+    /// The body as text for error messages, at most `limit` bytes of it.
+    pub fn body_text(&self, limit: usize) -> String {
+        let end = self.body.len().min(limit);
+        String::from_utf8_lossy(&self.body[..end]).into_owned()
+    }
+
+    pub fn into_failure(self, method: &str, authentication: bool) -> Error {
+        Error::Http(Box::new(HttpFailure {
+            status: self.status,
+            method: method.to_owned(),
+            url: self.url.to_string(),
+            headers: self.header_pairs(),
+            body: self.body_text(64 * 1024),
+            authentication,
+        }))
+    }
+}
+
+/// What happened on one attempt, for the DEBUG log line the Python layer writes.
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    pub method: String,
+    pub url: String,
+    pub status: Option<u16>,
+    pub elapsed: Duration,
+    pub attempt: u32,
+    pub error: Option<String>,
+}
+
+/// Where a request runs, and so which pool its connections come from. hyper spawns a
+/// connection's task on the runtime current when it connects; a connection must only be used
+/// where that runtime is driven.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Driver {
+    /// A task of the process's multi-thread runtime (`runtime::runtime`): the shared pool.
+    Shared,
+    /// The calling thread, inside `runtime::block_on_here`: that thread's own pool, whose
+    /// connections are driven only while it waits on a request. Threads sharing a client
+    /// each open their own connections, and a request needs no hand-off to a worker.
+    ThisThread,
+}
+
+type PoolKey = (Verify, Duration);
+
+/// Held by every `Transport` built with the same TLS and connect settings (one per key in a
+/// process). The pools built for a key live as long as its lease: when the last client using
+/// them is dropped, so are they and their idle connections (API.md §8; 150 clients with
+/// distinct settings used to keep 300 sockets open).
+#[derive(Debug)]
+struct PoolLease {
+    key: PoolKey,
+}
+
+/// A pool and the lease that keeps it.
+struct Pool {
+    lease: Weak<PoolLease>,
+    client: reqwest::Client,
+}
+
+impl Pool {
+    fn alive(&self) -> bool {
+        self.lease.strong_count() > 0
+    }
+}
+
+type Pools = HashMap<PoolKey, Pool>;
+static POOLS: PerProcess<Mutex<Pools>> = PerProcess::new();
+
+thread_local! {
+    /// `Driver::ThisThread` pools; dropped with the thread (after a fork, leaked in the child).
+    static THREAD_POOLS: std::cell::RefCell<Option<ThreadOwned<Pools>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+fn shared_pools() -> Result<std::sync::MutexGuard<'static, Pools>> {
+    POOLS
+        .get_or_try_init(|| Ok::<_, Error>(Mutex::new(HashMap::new())))?
+        .lock()
+        .map_err(|_| Error::Configuration("connection pool registry poisoned".into()))
+}
+
+/// The lease for these settings: the one other clients already hold, or a new one.
+fn lease_for(config: &TransportConfig) -> Result<Arc<PoolLease>> {
+    let key = (config.verify.clone(), config.connect_timeout);
+    let mut pools = shared_pools()?;
+    if let Some(lease) = pools.get(&key).and_then(|p| p.lease.upgrade()) {
+        return Ok(lease);
+    }
+    let lease = Arc::new(PoolLease { key: key.clone() });
+    // Build the pool now so a bad CA bundle fails at construction.
+    let client = build_client(config)?;
+    pools.insert(
+        key,
+        Pool {
+            lease: Arc::downgrade(&lease),
+            client,
+        },
+    );
+    Ok(lease)
+}
+
+impl Drop for PoolLease {
+    /// The last client with these settings is gone: drop the process's shared pool for them.
+    /// Thread pools are swept by their thread (`client_in`). Only this process's registry is
+    /// touched; a lock is held for a map removal, never across an await.
+    fn drop(&mut self) {
+        if let Some(pools) = POOLS.get() {
+            if let Ok(mut pools) = pools.lock() {
+                if pools.get(&self.key).is_some_and(|p| !p.alive()) {
+                    pools.remove(&self.key);
+                }
+            }
+        }
+    }
+}
+
+/// The pooled reqwest client for `lease`'s settings and this driver, built once per process
+/// (shared) or per thread.
+fn pooled_client(
+    config: &TransportConfig,
+    lease: &Arc<PoolLease>,
+    driver: Driver,
+) -> Result<reqwest::Client> {
+    if driver == Driver::ThisThread {
+        let gone = || Error::Configuration("this thread's connection pool is gone".into());
+        return THREAD_POOLS
+            .try_with(|cell| {
+                let mut slot = cell.try_borrow_mut().map_err(|_| gone())?;
+                let pools = ThreadOwned::get_or_build(&mut slot, || Ok(HashMap::new()))?;
+                client_in(pools, lease, config)
+            })
+            .map_err(|_| gone())?;
+    }
+    let mut pools = shared_pools()?;
+    client_in(&mut pools, lease, config)
+}
+
+/// The client of `pools` for `lease`, built and added on first use (or after a fork, or after
+/// the lease's previous pool was dropped). Adding one sweeps the pools nobody holds any more.
+fn client_in(
+    pools: &mut Pools,
+    lease: &Arc<PoolLease>,
+    config: &TransportConfig,
+) -> Result<reqwest::Client> {
+    if let Some(pool) = pools.get(&lease.key) {
+        if std::ptr::eq(pool.lease.as_ptr(), Arc::as_ptr(lease)) {
+            return Ok(pool.client.clone());
+        }
+    }
+    pools.retain(|_, pool| pool.alive());
+    let client = build_client(config)?;
+    pools.insert(
+        lease.key.clone(),
+        Pool {
+            lease: Arc::downgrade(lease),
+            client: client.clone(),
+        },
+    );
+    Ok(client)
+}
+
+fn build_client(config: &TransportConfig) -> Result<reqwest::Client> {
+    // One TLS configuration per process and setting, shared by every pool (tls.rs).
+    let tls = crate::tls::client_config(&config.verify)?;
+    reqwest::Client::builder()
+        .connect_timeout(config.connect_timeout)
+        .pool_idle_timeout(Duration::from_secs(60))
+        .tcp_nodelay(true)
+        // Redirects are followed by the client, hop by hop (client.rs): the token, the 401
+        // replay and the method rules must see each hop.
+        .redirect(reqwest::redirect::Policy::none())
+        .tls_backend_preconfigured(tls)
+        .build()
+        .map_err(|e| {
+            Error::Configuration(format!("cannot build the HTTP client: {}", describe(&e)))
+        })
+}
+
+/// Sends requests; cheap to clone.
+#[derive(Debug, Clone)]
+pub struct Transport {
+    config: Arc<TransportConfig>,
+    user_agent: HeaderValue,
+    lease: Arc<PoolLease>,
+}
+
+/// The moment a call must be over by (`total_timeout`, API.md §8), and its length for messages.
+#[derive(Debug, Clone, Copy)]
+pub struct Deadline {
+    pub at: Instant,
+    pub total: Duration,
+}
+
+impl Deadline {
+    pub fn after(total: Duration) -> Deadline {
+        Deadline {
+            at: Instant::now() + total,
+            total,
+        }
+    }
+
+    /// When a call still running is dropped. Attempts and pauses stop at `at` by themselves and
+    /// return their error, which a token flight then hands to every waiter; this later bound
+    /// only catches what does not (waiting for a flight led by another caller).
+    pub fn backstop(&self) -> tokio::time::Instant {
+        (self.at + Duration::from_millis(100)).into()
+    }
+
+    fn remaining(&self) -> Duration {
+        self.at.saturating_duration_since(Instant::now())
+    }
+
+    /// The timeout error of a call cut at its deadline.
+    pub fn exceeded(&self, method: &str, url: &str, outcome_unknown: bool) -> Error {
+        Error::Timeout {
+            method: method.to_owned(),
+            url: url.to_owned(),
+            message: format!(
+                "{TOTAL_TIMEOUT} of {:.3} s exceeded",
+                self.total.as_secs_f64()
+            ),
+            outcome_unknown,
+        }
+    }
+}
+
+impl Transport {
+    pub fn new(config: TransportConfig) -> Result<Transport> {
+        let user_agent = HeaderValue::from_str(&config.user_agent).map_err(|_| {
+            Error::Configuration("user_agent contains characters not allowed in a header".into())
+        })?;
+        let lease = lease_for(&config)?;
+        Ok(Transport {
+            config: Arc::new(config),
+            user_agent,
+            lease,
+        })
+    }
+
+    pub fn config(&self) -> &TransportConfig {
+        &self.config
+    }
+
+    /// Send with the retry policy (API.md §2, §8): a GET is retried on connection errors and
+    /// 429/502/503/504 (honouring `Retry-After`); any method is retried when the failure
+    /// proves the request never left (connection refused, DNS, connect timeout). Nothing that
+    /// may have been written is retried unless it is a GET. No pause or attempt goes past
+    /// `deadline`: the last outcome is returned instead, and an attempt is cut at it.
+    pub async fn send(
+        &self,
+        request: &Outgoing,
+        driver: Driver,
+        log: &mut Vec<Attempt>,
+        deadline: Deadline,
+    ) -> Result<Response> {
+        let idempotent = request.method == Method::GET;
+        let mut attempt = 0;
+        loop {
+            let started = Instant::now();
+            let remaining = deadline.remaining();
+            let cut = remaining < self.config.timeout;
+            let mut outcome = self
+                .send_once(request, driver, remaining.min(self.config.timeout))
+                .await;
+            if cut {
+                // The attempt was cut by the call's deadline, not by `timeout`: say so.
+                if let Err(Error::Timeout {
+                    method,
+                    url,
+                    outcome_unknown,
+                    ..
+                }) = &outcome
+                {
+                    if !is_connect_timeout(&outcome) {
+                        outcome = Err(deadline.exceeded(method, url, *outcome_unknown));
+                    }
+                }
+            }
+            log.push(Attempt {
+                method: request.method.to_string(),
+                url: request.url.to_string(),
+                status: outcome.as_ref().ok().map(|r| r.status),
+                elapsed: started.elapsed(),
+                attempt: attempt + 1,
+                error: outcome.as_ref().err().map(|e| e.to_string()),
+            });
+            let wait = match &outcome {
+                _ if attempt >= self.config.retries => None,
+                Ok(response) if idempotent && matches!(response.status, 429 | 502..=504) => {
+                    retry_after(response).map_or(Some(backoff(attempt)), |d| {
+                        // A server asking for a long pause gets its answer, not a stalled caller.
+                        (d <= MAX_RETRY_AFTER).then_some(d)
+                    })
+                }
+                Err(error) if never_sent(error) => Some(backoff(attempt)),
+                Err(Error::Transport { .. }) if idempotent => Some(backoff(attempt)),
+                _ => None,
+            };
+            match wait {
+                // The pause and at least a moment of the next attempt must fit in the deadline.
+                Some(delay) if delay + MIN_ATTEMPT < deadline.remaining() => {
+                    tokio::time::sleep(delay).await;
+                    attempt += 1;
+                }
+                _ => return outcome,
+            }
+        }
+    }
+
+    async fn send_once(
+        &self,
+        request: &Outgoing,
+        driver: Driver,
+        timeout: Duration,
+    ) -> Result<Response> {
+        let method = request.method.as_str();
+        let url = request.url.as_str();
+        let failed = |e: &reqwest::Error| classify(e, &request.method, url);
+        if driver == Driver::ThisThread {
+            // This thread's idle connections were not polled while it was away: one turn reads
+            // the pending I/O events, the next runs the woken connection tasks, so a close the
+            // server sent meanwhile is seen before the pool hands that connection out.
+            tokio::task::yield_now().await;
+            tokio::task::yield_now().await;
+        }
+        if timeout.is_zero() {
+            return Err(Error::Timeout {
+                method: method.to_owned(),
+                url: url.to_owned(),
+                message: format!("{TOTAL_TIMEOUT} exceeded before the request was sent"),
+                outcome_unknown: false,
+            });
+        }
+        let client = pooled_client(&self.config, &self.lease, driver)?;
+        let mut builder = client
+            .request(request.method.clone(), request.url.clone())
+            .headers(request.headers.clone())
+            .header(reqwest::header::USER_AGENT, self.user_agent.clone())
+            .timeout(timeout);
+        if let Some(body) = &request.body {
+            builder = builder.body(body.clone());
+        }
+        let mut response = builder.send().await.map_err(|e| failed(&e))?;
+        let limit = self.config.max_response_size;
+        let status = response.status().as_u16();
+        let headers = std::mem::take(response.headers_mut());
+        if let Some(length) = response.content_length() {
+            if length > limit as u64 {
+                return Err(too_large(method, url, limit).with_response(status, pairs(&headers)));
+            }
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response.chunk().await.map_err(|e| failed(&e))? {
+            if body.len() + chunk.len() > limit {
+                return Err(too_large(method, url, limit).with_response(status, pairs(&headers)));
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(Response {
+            status,
+            url: request.url.clone(),
+            headers,
+            body: Bytes::from(body),
+        })
+    }
+}
+
+/// Headers as (lower-case name, value) pairs; non-UTF-8 values are decoded lossily.
+pub fn pairs(headers: &HeaderMap) -> Vec<(String, String)> {
+    headers
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.as_str().to_owned(),
+                String::from_utf8_lossy(v.as_bytes()).into_owned(),
+            )
+        })
+        .collect()
+}
+
+/// The failure proves the request never left this machine: retrying cannot duplicate it.
+fn never_sent(error: &Error) -> bool {
+    match error {
+        Error::Transport { message, .. } => message.starts_with(CONNECT_FAILED),
+        Error::Timeout { message, .. } => message.starts_with(CONNECT_TIMEOUT),
+        _ => false,
+    }
+}
+
+fn is_connect_timeout(outcome: &Result<Response>) -> bool {
+    matches!(outcome, Err(e) if never_sent(e))
+}
+
+const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
+/// An attempt with less time than this left before the deadline is not started.
+const MIN_ATTEMPT: Duration = Duration::from_millis(50);
+const CONNECT_TIMEOUT: &str = "connect timeout";
+const CONNECT_FAILED: &str = "connection failed";
+const TOTAL_TIMEOUT: &str = "total_timeout";
+
+/// Exponential backoff with jitter: ~0.1 s, 0.2 s, 0.4 s ... capped at 5 s.
+fn backoff(attempt: u32) -> Duration {
+    let base = 0.1 * 2f64.powi(attempt.min(6) as i32);
+    let jitter = rand::random::<f64>() * base * 0.25;
+    Duration::from_secs_f64((base + jitter).min(5.0))
+}
+
+/// `Retry-After` as seconds or an HTTP date.
+fn retry_after(response: &Response) -> Option<Duration> {
+    let value = response.header("retry-after")?.trim();
+    if let Ok(seconds) = value.parse::<u64>() {
+        return Some(Duration::from_secs(seconds));
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(
+        when.duration_since(std::time::SystemTime::now())
+            .unwrap_or_default(),
+    )
+}
+
+fn too_large(method: &str, url: &str, limit: usize) -> Error {
+    Error::Protocol {
+        method: Some(method.to_owned()),
+        url: Some(url.to_owned()),
+        message: format!("response body exceeds max_response_size ({limit} bytes)"),
+        response: None,
+    }
+}
+
+/// reqwest's error with its causes, without the URL (we name the request ourselves).
+fn describe(error: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// A reqwest failure as our error. Only a connect failure proves that nothing was written;
+/// anything later may have reached the server, so a POST/PATCH's outcome is then unknown.
+fn classify(error: &reqwest::Error, method: &Method, url: &str) -> Error {
+    // reqwest names the URL in its text; we name the request ourselves, once.
+    let mut detail = describe(error);
+    if let Some(u) = error.url() {
+        detail = detail
+            .replace(&format!(" ({u})"), "")
+            .replace(u.as_str(), "<url>");
+    }
+    let connect = error.is_connect();
+    let outcome_unknown = !connect && (*method == Method::POST || *method == Method::PATCH);
+    let method = method.as_str().to_owned();
+    let url = url.to_owned();
+    if error.is_timeout() {
+        let message = if connect {
+            format!("{CONNECT_TIMEOUT}: {detail}")
+        } else {
+            format!("timed out: {detail}")
+        };
+        return Error::Timeout {
+            method,
+            url,
+            message,
+            outcome_unknown,
+        };
+    }
+    let message = if connect {
+        format!("{CONNECT_FAILED}: {detail}")
+    } else if error.is_body() || error.is_decode() {
+        format!("response body failed: {detail}")
+    } else {
+        detail
+    };
+    Error::Transport {
+        method,
+        url,
+        message,
+        outcome_unknown,
+    }
+}
+
+/// Build a header value, rejecting control characters instead of panicking.
+pub fn header_value(value: &str) -> Result<HeaderValue> {
+    HeaderValue::from_str(value)
+        .map_err(|_| Error::Configuration("header value contains invalid characters".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_and_is_capped() {
+        assert!(
+            backoff(0) >= Duration::from_millis(100) && backoff(0) < Duration::from_millis(130)
+        );
+        assert!(backoff(3) >= Duration::from_millis(800));
+        assert!(backoff(30) <= Duration::from_secs(5));
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_and_dates() {
+        let mut headers = HeaderMap::new();
+        headers.insert("retry-after", HeaderValue::from_static("3"));
+        let response = Response {
+            status: 503,
+            url: url::Url::parse("https://h/").unwrap(),
+            headers,
+            body: Bytes::new(),
+        };
+        assert_eq!(retry_after(&response), Some(Duration::from_secs(3)));
+        let mut dated = response.clone();
+        let later = std::time::SystemTime::now() + Duration::from_secs(120);
+        dated.headers.insert(
+            "retry-after",
+            header_value(&httpdate::fmt_http_date(later)).unwrap(),
+        );
+        let wait = retry_after(&dated).unwrap();
+        assert!(wait > Duration::from_secs(100) && wait <= Duration::from_secs(120));
+    }
+}

@@ -1,0 +1,376 @@
+//! `_core.NativeClient` and `_core.Token`: the sync face of the core client. The Python
+//! `Client` (python/recurring_payments/_client.py) wraps it and builds resources.
+
+use crate::errors::{to_py, Outcome};
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::{PyList, PyString, PyTuple};
+use reqwest::Method;
+
+use rp_core::auth::{Credentials, Token as CoreToken};
+use rp_core::client::{Body, Client, ClientConfig, RequestOptions};
+use rp_core::runtime::block_on_here;
+use rp_core::transport::{Attempt, Driver, Response, Verify};
+
+use super::{client_async, convert, document};
+
+/// An access token (``client.token``, ``client.authenticate()``), renewed by the client as
+/// needed. Its ``repr()`` never shows the token itself.
+///
+/// >>> token = client.authenticate()
+/// >>> token
+/// Token(scope="api", jti="...", expires_in=960)
+/// >>> token == client.token
+/// True
+#[pyclass(name = "Token", module = "recurring_payments", frozen)]
+pub struct PyToken {
+    inner: Arc<CoreToken>,
+}
+
+#[pymethods]
+impl PyToken {
+    /// ``api`` (app credentials) or ``api_admin`` (admin credentials).
+    ///
+    /// >>> client.authenticate().scope
+    /// 'api'
+    #[getter]
+    fn scope(&self) -> &str {
+        &self.inner.scope
+    }
+    /// The token identifier (a UUID), the same in the server's logs.
+    ///
+    /// >>> len(client.authenticate().jti)
+    /// 36
+    #[getter]
+    fn jti(&self) -> &str {
+        &self.inner.jti
+    }
+    /// Always ``bearer``.
+    ///
+    /// >>> client.authenticate().token_type
+    /// 'bearer'
+    #[getter]
+    fn token_type(&self) -> &str {
+        &self.inner.token_type
+    }
+    /// When the token runs out, in seconds since the epoch.
+    ///
+    /// >>> import time
+    /// >>> 900 < client.authenticate().expires_at - time.time() <= 960
+    /// True
+    #[getter]
+    fn expires_at(&self) -> f64 {
+        self.inner.expires_at()
+    }
+    /// Seconds of validity left (the client renews the token ``token_leeway`` seconds early).
+    ///
+    /// >>> round(client.authenticate().expires_in)
+    /// 960
+    #[getter]
+    fn expires_in(&self) -> f64 {
+        self.inner.remaining().max(0.0)
+    }
+    fn __repr__(&self) -> String {
+        format!(
+            "Token(scope={:?}, jti={:?}, expires_in={:.0})",
+            self.inner.scope,
+            self.inner.jti,
+            self.inner.remaining().max(0.0)
+        )
+    }
+    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
+        other
+            .cast::<PyToken>()
+            .is_ok_and(|o| Arc::ptr_eq(&o.get().inner, &self.inner))
+    }
+    fn __hash__(&self) -> u64 {
+        Arc::as_ptr(&self.inner) as u64
+    }
+}
+
+impl From<Arc<CoreToken>> for PyToken {
+    fn from(inner: Arc<CoreToken>) -> Self {
+        PyToken { inner }
+    }
+}
+
+fn credentials_from(obj: &Bound<'_, PyAny>) -> PyResult<Credentials> {
+    let text = |name: &str| -> PyResult<String> { obj.getattr(name)?.extract() };
+    if obj.hasattr("app_secret")? {
+        Ok(Credentials::App {
+            app_name: text("app_name")?,
+            app_secret: text("app_secret")?,
+        })
+    } else if obj.hasattr("password")? {
+        Ok(Credentials::Admin {
+            creditor: text("creditor")?,
+            login: text("login")?,
+            password: text("password")?,
+        })
+    } else {
+        Err(PyValueError::new_err(
+            "credentials must be AppCredentials or AdminCredentials",
+        ))
+    }
+}
+
+fn verify_from(obj: &Bound<'_, PyAny>) -> PyResult<Verify> {
+    if let Ok(flag) = obj.extract::<bool>() {
+        return Ok(if flag { Verify::System } else { Verify::Off });
+    }
+    let path = obj.py().import("os")?.call_method1("fspath", (obj,))?;
+    Ok(Verify::CaBundle(path.extract()?))
+}
+
+/// The native client; one per `recurring_payments.Client`.
+#[pyclass(module = "recurring_payments._core", frozen)]
+pub struct NativeClient {
+    core: Arc<Client>,
+    logger: Py<PyAny>,
+}
+
+#[pymethods]
+impl NativeClient {
+    #[new]
+    #[pyo3(signature = (base_url, *, credentials, profile, timeout, connect_timeout, retries,
+        token_leeway, max_response_size, allow_http, verify, user_agent, logger,
+        total_timeout=25.0, headers=Vec::new()))]
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        base_url: String,
+        credentials: &Bound<'_, PyAny>,
+        profile: String,
+        timeout: f64,
+        connect_timeout: f64,
+        retries: u32,
+        token_leeway: f64,
+        max_response_size: usize,
+        allow_http: bool,
+        verify: &Bound<'_, PyAny>,
+        user_agent: String,
+        logger: Py<PyAny>,
+        total_timeout: f64,
+        headers: Vec<(String, String)>,
+    ) -> Outcome<Self> {
+        let config = ClientConfig {
+            base_url,
+            profile,
+            credentials: credentials_from(credentials)?,
+            timeout,
+            connect_timeout,
+            retries,
+            token_leeway,
+            max_response_size,
+            allow_http,
+            verify: verify_from(verify)?,
+            user_agent,
+            total_timeout,
+            headers,
+        };
+        let py = credentials.py();
+        // Building the pool may read a CA file: do it without the GIL.
+        let core = py.detach(|| Client::new(config))?;
+        Ok(NativeClient {
+            core: Arc::new(core),
+            logger,
+        })
+    }
+
+    /// The absolute URL of a reference (relative ones resolve against base_url).
+    fn resolve(&self, reference: &str) -> Outcome<String> {
+        Ok(self.core.resolve(reference)?.to_string())
+    }
+
+    #[getter]
+    fn token(&self) -> Option<PyToken> {
+        self.core.token().map(|inner| PyToken { inner })
+    }
+
+    fn authenticate(&self, py: Python<'_>) -> Outcome<PyToken> {
+        let core = self.core.clone();
+        let (outcome, log) = wait(py, async move {
+            let mut log = Vec::new();
+            (core.authenticate(Driver::ThisThread, &mut log).await, log)
+        })?;
+        log_attempts(self.logger.bind(py), &log);
+        Ok(PyToken { inner: outcome? })
+    }
+
+    /// Send a request: returns (status, final url, headers as (name, value) tuples, document).
+    /// The document is a dict, or None for an empty body.
+    #[pyo3(signature = (method, url, body=None, *, if_match=None))]
+    fn request<'py>(
+        &self,
+        py: Python<'py>,
+        method: &str,
+        url: &str,
+        body: Option<&Bound<'py, PyAny>>,
+        if_match: Option<String>,
+    ) -> Outcome<Bound<'py, PyTuple>> {
+        let (method, body) = request_body(method, body)?;
+        let target = self.core.resolve(url)?;
+        let core = self.core.clone();
+        let method_name = method.to_string();
+        let options = RequestOptions { if_match };
+        let (outcome, log) = wait(py, async move {
+            let mut log = Vec::new();
+            let outcome = core.request(method, target, body, options, Driver::ThisThread, &mut log);
+            (outcome.await, log)
+        })?;
+        log_attempts(self.logger.bind(py), &log);
+        Ok(response_tuple(py, &method_name, outcome?)?)
+    }
+
+    /// Like `authenticate`, as an awaitable (call it from a coroutine of the running loop).
+    fn authenticate_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        client_async::authenticate(py, self.core.clone(), self.logger.clone_ref(py))
+    }
+
+    /// Like `request`, as an awaitable (call it from a coroutine of the running loop).
+    /// Cancelling the awaiting task cancels the request.
+    #[pyo3(signature = (method, url, body=None, *, if_match=None))]
+    fn request_async<'py>(
+        &self,
+        py: Python<'py>,
+        method: &str,
+        url: &str,
+        body: Option<&Bound<'py, PyAny>>,
+        if_match: Option<String>,
+    ) -> Outcome<Bound<'py, PyAny>> {
+        let (method, body) = request_body(method, body)?;
+        let target = self.core.resolve(url)?;
+        let logger = self.logger.clone_ref(py);
+        let options = RequestOptions { if_match };
+        Ok(client_async::request(
+            py,
+            self.core.clone(),
+            logger,
+            method,
+            target,
+            body,
+            options,
+        )?)
+    }
+}
+
+/// One DEBUG line per attempt, written with the GIL and no lock held: on the caller's thread
+/// (sync) or on the completion thread (asyncio).
+pub(crate) fn log_attempts(logger: &Bound<'_, PyAny>, attempts: &[Attempt]) {
+    let enabled = logger
+        .call_method1("isEnabledFor", (10,))
+        .and_then(|v| v.is_truthy())
+        .unwrap_or(false);
+    if !enabled {
+        return;
+    }
+    for a in attempts {
+        let status = a
+            .status
+            .map_or_else(|| a.error.clone().unwrap_or_default(), |s| s.to_string());
+        let _ = logger.call_method1(
+            "debug",
+            (
+                "%s %s -> %s in %.1f ms (attempt %d)",
+                &a.method,
+                &a.url,
+                status,
+                a.elapsed.as_secs_f64() * 1000.0,
+                a.attempt,
+            ),
+        );
+    }
+}
+
+pub(crate) fn request_body(
+    method: &str,
+    body: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(Method, Body)> {
+    let method = match method {
+        "GET" => Method::GET,
+        "POST" => Method::POST,
+        "PATCH" => Method::PATCH,
+        other => {
+            return Err(PyValueError::new_err(format!(
+                "method must be GET, POST or PATCH (the API uses no other), not {other:?}"
+            )))
+        }
+    };
+    let bytes = match body {
+        Some(b) if !b.is_none() => Some(bytes::Bytes::from(convert::to_json_bytes(b)?)),
+        _ => None,
+    };
+    let body = match (&method, bytes) {
+        (&Method::GET, Some(_)) => return Err(PyValueError::new_err("GET takes no body")),
+        (&Method::GET, None) => Body::Empty,
+        (&Method::PATCH, None) => {
+            return Err(PyValueError::new_err("PATCH needs a merge-patch body"))
+        }
+        (&Method::PATCH, Some(b)) => Body::MergePatch(b),
+        (_, Some(b)) => Body::Json(b),
+        (_, None) => Body::Json(bytes::Bytes::from_static(b"{}")),
+    };
+    Ok((method, body))
+}
+
+pub(crate) fn response_tuple<'py>(
+    py: Python<'py>,
+    method: &str,
+    response: Response,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let headers = PyList::empty(py);
+    for (name, value) in response.headers.iter() {
+        let value = String::from_utf8_lossy(value.as_bytes());
+        headers.append((PyString::new(py, name.as_str()), value))?;
+    }
+    let document: Bound<'py, PyAny> = if response.body.is_empty() {
+        py.None().into_bound(py)
+    } else {
+        let status = response.status;
+        let url = response.url.to_string();
+        let pairs = response.header_pairs();
+        let document = document::parse(response.body)
+            .map_err(|e| to_py(e.with_request(method, &url).with_response(status, pairs)))?;
+        Bound::new(py, document)?.into_any()
+    };
+    PyTuple::new(
+        py,
+        [
+            response.status.into_pyobject(py)?.into_any(),
+            PyString::new(py, response.url.as_str()).into_any(),
+            headers.into_any(),
+            document,
+        ],
+    )
+}
+
+/// Run a core future to completion without the GIL, on this thread's own runtime
+/// (`Driver::ThisThread`). Every 100 ms it looks for signals, so Ctrl-C interrupts a slow
+/// request (the future is dropped, which cancels the request).
+///
+/// The request and its connection are driven here, by the caller, as a blocking client on a
+/// current-thread runtime does: no hand-off to a worker thread and back at every step.
+pub(crate) fn wait<T, F>(py: Python<'_>, future: F) -> PyResult<T>
+where
+    F: Future<Output = T> + Send,
+    T: Send,
+{
+    py.detach(|| {
+        block_on_here(async {
+            tokio::pin!(future);
+            loop {
+                tokio::select! {
+                    biased;
+                    value = &mut future => return Ok(value),
+                    () = tokio::time::sleep(Duration::from_millis(100)) => {
+                        Python::attach(|py| py.check_signals())?;
+                    }
+                }
+            }
+        })
+        .map_err(to_py)?
+    })
+}

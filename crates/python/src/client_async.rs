@@ -1,0 +1,86 @@
+//! The asyncio face of `NativeClient`: the same core calls as the sync methods, returned as
+//! awaitables (see `aio.rs`). Results are converted and logged when they are handed back.
+
+use std::sync::Arc;
+
+use pyo3::prelude::*;
+use reqwest::Method;
+use url::Url;
+
+use rp_core::auth::Token as CoreToken;
+use rp_core::client::{Body, Client, RequestOptions};
+use rp_core::error::Error;
+use rp_core::transport::{Attempt, Driver, Response};
+
+use super::aio;
+use super::client::{log_attempts, response_tuple, PyToken};
+use crate::errors::to_py;
+
+enum Reply {
+    Response(Method, Box<Response>),
+    Token(Arc<CoreToken>),
+}
+
+/// A finished core call. It becomes a Python value (or exception) on the completion thread,
+/// with the GIL and no Rust lock held: the only place where its DEBUG lines may be written.
+struct Completion {
+    logger: Py<PyAny>,
+    log: Vec<Attempt>,
+    outcome: Result<Reply, Error>,
+}
+
+impl<'py> IntoPyObject<'py> for Completion {
+    type Target = PyAny;
+    type Output = Bound<'py, PyAny>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        log_attempts(self.logger.bind(py), &self.log);
+        match self.outcome.map_err(to_py)? {
+            Reply::Response(method, response) => {
+                Ok(response_tuple(py, method.as_str(), *response)?.into_any())
+            }
+            Reply::Token(inner) => Ok(Bound::new(py, PyToken::from(inner))?.into_any()),
+        }
+    }
+}
+
+/// Awaitable of `(status, url, headers, document)`, as `NativeClient.request` returns.
+pub(crate) fn request<'py>(
+    py: Python<'py>,
+    core: Arc<Client>,
+    logger: Py<PyAny>,
+    method: Method,
+    url: Url,
+    body: Body,
+    options: RequestOptions,
+) -> PyResult<Bound<'py, PyAny>> {
+    aio::awaitable(py, async move {
+        let mut log = Vec::new();
+        let outcome = core
+            .request(method.clone(), url, body, options, Driver::Shared, &mut log)
+            .await;
+        Ok(Completion {
+            logger,
+            log,
+            outcome: outcome.map(|response| Reply::Response(method, Box::new(response))),
+        })
+    })
+}
+
+/// Awaitable of a new `Token`.
+pub(crate) fn authenticate<'py>(
+    py: Python<'py>,
+    core: Arc<Client>,
+    logger: Py<PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    aio::awaitable(py, async move {
+        let mut log = Vec::new();
+        let outcome = core.authenticate(Driver::Shared, &mut log).await;
+        Ok(Completion {
+            logger,
+            log,
+            outcome: outcome.map(Reply::Token),
+        })
+    })
+}

@@ -1,0 +1,187 @@
+//! What tests do to a sandbox: register credentials, links, resources and routes; read the
+//! journal; move the clock; arm faults. Each call takes its lock briefly and never runs user
+//! code while holding it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::http::{HeaderName, HeaderValue, Method};
+use serde_json::Value;
+
+use super::faults::{Outcome, Raw};
+use super::journal::{lock, Entry};
+use super::store::{path_of, EntryLink, Handler, Store};
+use super::Sandbox;
+use rp_core::error::{Error, Result};
+
+impl Sandbox {
+    fn with_store<T>(&self, f: impl FnOnce(&mut Store) -> T) -> T {
+        let mut store = match self.shared().store.write() {
+            Ok(store) => store,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        f(&mut store)
+    }
+
+    /// Register app credentials (scope `api`); an existing app gets the new secret.
+    pub fn add_app(&self, app_name: &str, app_secret: &str) -> Result<()> {
+        if app_name.is_empty() || app_name.contains(':') {
+            return Err(Error::Configuration(format!(
+                "an app name must be non-empty and without ':': {app_name:?}"
+            )));
+        }
+        self.with_store(|s| s.add_app(app_name, app_secret));
+        Ok(())
+    }
+
+    /// Register a dashboard user (scope `api_admin`, Basic user `creditor#login`).
+    pub fn add_admin(&self, creditor: &str, login: &str, password: &str) -> Result<()> {
+        if creditor.is_empty() || creditor.contains(['#', ':']) || login.contains(':') {
+            return Err(Error::Configuration(
+                "a creditor reference must be non-empty without '#' or ':', a login without ':'"
+                    .into(),
+            ));
+        }
+        self.with_store(|s| s.add_admin(creditor, login, password));
+        Ok(())
+    }
+
+    /// Add (or replace) a link of the entry point. A `rel` without ':' is put under the
+    /// server's namespace; an `href` starting with '/' is made absolute when served.
+    pub fn add_link(&self, rel: &str, href: &str, templated: bool, admin_only: bool) -> Result<()> {
+        if rel.is_empty() || rel == "self" || rel == "profile" {
+            return Err(Error::Configuration(format!(
+                "the entry point's link {rel:?} cannot be added"
+            )));
+        }
+        self.with_store(|s| {
+            s.add_link(EntryLink {
+                rel: rel.to_owned(),
+                href: href.to_owned(),
+                templated,
+                admin_only,
+            })
+        });
+        Ok(())
+    }
+
+    /// Serve a JSON document at `path` for GET (its hrefs are served as given).
+    pub fn add_resource(&self, path: &str, document: &Value) -> Result<()> {
+        self.with_store(|s| s.add_resource(path, document))
+    }
+
+    /// Route `method` on a path template such as `/things/{id}` to `handler`.
+    pub fn route(&self, method: &str, path_template: &str, handler: Handler) -> Result<()> {
+        let method = Method::from_bytes(method.to_ascii_uppercase().as_bytes())
+            .map_err(|_| Error::Configuration(format!("bad HTTP method {method:?}")))?;
+        self.with_store(|s| s.route(method, path_template, handler))
+    }
+
+    /// Every request received (oldest first), token requests included.
+    pub fn requests(&self) -> Vec<Arc<Entry>> {
+        self.shared().journal.entries()
+    }
+
+    pub fn token_requests(&self) -> Vec<Arc<Entry>> {
+        let mut entries = self.requests();
+        entries.retain(|e| e.is_token_request());
+        entries
+    }
+
+    pub fn clear_requests(&self) {
+        self.shared().journal.clear();
+    }
+
+    /// Every access token issued so far (the last 10,000), for tests that look for leaks.
+    pub fn issued_tokens(&self) -> Vec<String> {
+        lock(&self.shared().tokens).issued()
+    }
+
+    /// Every token issued so far stops being accepted now.
+    pub fn expire_tokens(&self) {
+        let now = self.shared().clock.now();
+        lock(&self.shared().tokens).expire_all(now);
+    }
+
+    pub fn advance_clock(&self, by: Duration) {
+        self.shared().clock.advance(by);
+    }
+
+    /// Virtual seconds since the server was created.
+    pub fn clock(&self) -> Duration {
+        self.shared().clock.now()
+    }
+
+    /// The next `count` matching requests are answered `status` with a `{"code","message"}`
+    /// body and the extra `headers` (e.g. `Retry-After`).
+    pub fn fail_next(
+        &self,
+        status: u16,
+        count: u32,
+        path: Option<&str>,
+        headers: Vec<(String, String)>,
+    ) -> Result<()> {
+        if !(400..=599).contains(&status) {
+            return Err(Error::Configuration(format!(
+                "fail_next takes an error status (400-599), not {status}"
+            )));
+        }
+        self.outcome(Outcome::Fail { status, headers }, count, path);
+        Ok(())
+    }
+
+    /// The next `count` matching requests get their connection closed without an answer.
+    pub fn drop_next(&self, count: u32, path: Option<&str>) {
+        self.outcome(Outcome::Drop, count, path);
+    }
+
+    /// The next `count` matching requests get a 200 whose body is not valid JSON.
+    pub fn malformed_next(&self, count: u32, path: Option<&str>) {
+        self.outcome(Outcome::Malformed, count, path);
+    }
+
+    /// The next `count` matching requests get `raw` byte for byte (see `faults::Raw`).
+    pub fn respond_next(&self, raw: Raw, count: u32, path: Option<&str>) -> Result<()> {
+        if !(200..=599).contains(&raw.status) {
+            return Err(Error::Configuration(format!(
+                "respond_next takes a status 200-599, not {}",
+                raw.status
+            )));
+        }
+        if raw.repeat == 0 {
+            return Err(Error::Configuration("repeat must be >= 1".into()));
+        }
+        for (name, value) in &raw.headers {
+            let bad = HeaderName::from_bytes(name.as_bytes()).is_err()
+                || HeaderValue::from_str(value).is_err();
+            if bad
+                || name.eq_ignore_ascii_case("content-length")
+                || name.eq_ignore_ascii_case("transfer-encoding")
+            {
+                return Err(Error::Configuration(format!(
+                    "respond_next cannot send the header {name:?} (framing is set by `chunked`)"
+                )));
+            }
+        }
+        self.outcome(Outcome::Raw(Arc::new(raw)), count, path);
+        Ok(())
+    }
+
+    /// The next `count` matching requests are answered only after `delay`.
+    pub fn delay_next(&self, delay: Duration, count: u32, path: Option<&str>) {
+        self.shared()
+            .faults
+            .add_delay(delay, count, path.map(|p| path_of(p).to_owned()));
+    }
+
+    /// Disarm every pending fault.
+    pub fn clear_faults(&self) {
+        self.shared().faults.clear();
+    }
+
+    fn outcome(&self, outcome: Outcome, count: u32, path: Option<&str>) {
+        self.shared()
+            .faults
+            .add_outcome(outcome, count, path.map(|p| path_of(p).to_owned()));
+    }
+}

@@ -1,0 +1,229 @@
+//! The server end to end over a real socket, without Python: the Python suite checks every
+//! rule; these make `cargo test` cover the core's wiring.
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+use std::sync::Arc;
+use std::time::Duration;
+
+use base64::Engine as _;
+use serde_json::{json, Value};
+
+use super::store::Reply;
+use super::{Config, Sandbox};
+
+fn request(base_url: &str, raw_head: &str, body: &str) -> (u16, String, String) {
+    let addr = base_url.trim_start_matches("http://");
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(10)))
+        .unwrap();
+    let head = format!(
+        "{raw_head}\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).unwrap();
+    let mut answer = String::new();
+    let _ = stream.read_to_string(&mut answer);
+    let (head, body) = answer.split_once("\r\n\r\n").unwrap_or((&answer, ""));
+    let status = head
+        .split(' ')
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(0);
+    (status, head.to_owned(), body.to_owned())
+}
+
+fn token(sandbox: &Sandbox, base_url: &str) -> String {
+    sandbox.add_app("app", "secret").unwrap();
+    let basic = base64::engine::general_purpose::STANDARD.encode("app:secret");
+    let (status, _, body) = request(
+        base_url,
+        &format!(
+            "POST /oauth/token HTTP/1.1\r\nAccept: application/json\r\nAuthorization: Basic {basic}\r\nContent-Type: application/x-www-form-urlencoded"
+        ),
+        "grant_type=client_credentials&scope=api",
+    );
+    assert_eq!(status, 200, "{body}");
+    let body: Value = serde_json::from_str(&body).unwrap();
+    body["access_token"].as_str().unwrap().to_owned()
+}
+
+#[test]
+fn serves_and_stops() {
+    let sandbox = Sandbox::new(Config::default());
+    let urls = sandbox.start().unwrap();
+    assert_eq!(sandbox.start().unwrap(), urls);
+    let token = token(&sandbox, &urls.base_url);
+    sandbox
+        .add_resource("/things/1", &json!({"id": 1}))
+        .unwrap();
+    sandbox
+        .route(
+            "post",
+            "/things/{id}",
+            Arc::new(|request| {
+                let id = request.param("id").unwrap_or("").to_owned();
+                Box::pin(async move { Ok(Reply::json(201, &json!({"id": id}))) })
+            }),
+        )
+        .unwrap();
+    let accept = format!("Accept: application/hal+json; profile=\"{}\"", urls.profile);
+    let auth = format!("Authorization: Bearer {token}");
+
+    let (status, head, body) = request(
+        &urls.base_url,
+        &format!("GET /things/1 HTTP/1.1\r\n{accept}\r\n{auth}"),
+        "",
+    );
+    assert_eq!((status, body.as_str()), (200, r#"{"id":1}"#));
+    assert!(head.contains("application/hal+json; profile="));
+
+    let (status, _, body) = request(
+        &urls.base_url,
+        &format!("POST /things/7 HTTP/1.1\r\n{accept}\r\n{auth}\r\nContent-Type: application/json"),
+        "{}",
+    );
+    assert_eq!((status, body.as_str()), (201, r#"{"id":"7"}"#));
+
+    let (status, _, body) = request(&urls.base_url, &format!("GET / HTTP/1.1\r\n{auth}"), "");
+    assert_eq!(status, 406);
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["code"], 906);
+
+    sandbox.drop_next(1, None);
+    let (status, _, _) = request(
+        &urls.base_url,
+        &format!("GET / HTTP/1.1\r\n{accept}\r\n{auth}"),
+        "",
+    );
+    assert_eq!(status, 0, "the connection is closed without an answer");
+    assert_eq!(sandbox.requests().len(), 5);
+    assert_eq!(sandbox.token_requests().len(), 1);
+
+    sandbox.stop();
+    assert!(sandbox.urls().is_none());
+    let addr = urls.base_url.trim_start_matches("http://");
+    assert!(TcpStream::connect(addr).is_err());
+}
+
+#[test]
+fn serves_https_with_a_ca_of_its_own() {
+    let sandbox = Sandbox::new(Config {
+        tls: true,
+        ..Config::default()
+    });
+    let urls = sandbox.start().unwrap();
+    assert!(urls.base_url.starts_with("https://127.0.0.1:"), "{urls:?}");
+    let ca_path = urls.ca_path.clone().unwrap();
+    let pem = std::fs::read(&ca_path).unwrap();
+    // reqwest is built without a default crypto provider (the library hands it a config).
+    let _ = tokio_rustls::rustls::crypto::ring::default_provider().install_default();
+    let trusting = |certs: Option<Vec<reqwest::Certificate>>| {
+        let builder = reqwest::Client::builder();
+        let builder = match certs {
+            Some(certs) => builder.tls_certs_only(certs),
+            None => builder,
+        };
+        let client = builder.build().unwrap();
+        let url = format!("{}/", urls.base_url);
+        rp_core::runtime::runtime()
+            .unwrap()
+            .block_on(async move { client.get(url).send().await.map(|r| r.status().as_u16()) })
+    };
+    // Trusting the CA: the request reaches the sandbox's rules (no Accept: 406).
+    let ca = reqwest::Certificate::from_pem_bundle(&pem).unwrap();
+    assert_eq!(trusting(Some(ca)).unwrap(), 406);
+    // Trusting the system's store only: the handshake fails.
+    assert!(trusting(None).is_err());
+    sandbox.stop();
+    assert!(!ca_path.exists(), "the CA file outlived the server");
+}
+
+/// A header of a raw answer head, by lower-case name.
+fn header<'a>(head: &'a str, name: &str) -> Option<&'a str> {
+    head.lines().find_map(|line| {
+        let (n, v) = line.split_once(':')?;
+        n.eq_ignore_ascii_case(name).then(|| v.trim())
+    })
+}
+
+#[test]
+fn resources_carry_etags_and_patch_honours_if_match() {
+    let sandbox = Sandbox::new(Config {
+        demo: true,
+        ..Config::default()
+    });
+    let urls = sandbox.start().unwrap();
+    let token = token(&sandbox, &urls.base_url);
+    sandbox
+        .add_resource("/things/1", &json!({"id": 1}))
+        .unwrap();
+    let accept = format!("Accept: application/hal+json; profile=\"{}\"", urls.profile);
+    let auth = format!("Authorization: Bearer {token}");
+    let get = |path: &str| {
+        request(
+            &urls.base_url,
+            &format!("GET {path} HTTP/1.1\r\n{accept}\r\n{auth}"),
+            "",
+        )
+    };
+    let patch = |path: &str, if_match: &str, body: &str| {
+        let if_match = match if_match {
+            "" => String::new(),
+            tag => format!("\r\nIf-Match: {tag}"),
+        };
+        request(
+            &urls.base_url,
+            &format!(
+                "PATCH {path} HTTP/1.1\r\n{accept}\r\n{auth}\r\nContent-Type: application/merge-patch+json{if_match}"
+            ),
+            body,
+        )
+    };
+
+    // Static resources and the entry point: the ETag of the bytes served.
+    let (status, head, body) = get("/things/1");
+    assert_eq!(status, 200);
+    assert_eq!(
+        header(&head, "etag"),
+        Some(super::etag::of(body.as_bytes()).as_str())
+    );
+    let (_, head, body) = get("/");
+    assert_eq!(
+        header(&head, "etag"),
+        Some(super::etag::of(body.as_bytes()).as_str())
+    );
+
+    // A demo order: created (201), read, patched under If-Match.
+    let (status, head, _) = request(
+        &urls.base_url,
+        &format!("POST /orders HTTP/1.1\r\n{accept}\r\n{auth}\r\nContent-Type: application/json"),
+        r#"{"reference": "o-1"}"#,
+    );
+    assert_eq!(status, 201);
+    let created = header(&head, "etag").unwrap().to_owned();
+    let path = header(&head, "location")
+        .unwrap()
+        .trim_start_matches(&urls.base_url)
+        .to_owned();
+    let (_, head, _) = get(&path);
+    assert_eq!(header(&head, "etag"), Some(created.as_str()));
+
+    let (status, head, _) = patch(&path, &created, r#"{"started": true}"#);
+    assert_eq!(status, 200);
+    let patched = header(&head, "etag").unwrap().to_owned();
+    assert_ne!(patched, created);
+    let (status, _, body) = patch(&path, &created, r#"{"started": false}"#);
+    assert_eq!(status, 412, "{body}");
+    assert_eq!(serde_json::from_str::<Value>(&body).unwrap()["code"], 911);
+    let (_, head, body) = get(&path);
+    assert_eq!(header(&head, "etag"), Some(patched.as_str()));
+    assert_eq!(
+        serde_json::from_str::<Value>(&body).unwrap()["started"],
+        true
+    );
+    assert_eq!(patch(&path, "*", "{}").0, 200);
+    assert_eq!(patch("/orders/nope", "*", "{}").0, 412);
+    assert_eq!(patch("/orders/nope", "", "{}").0, 404);
+    sandbox.stop();
+}
