@@ -3,7 +3,8 @@ examples, reST roles), so this turns them into Markdown without changing what `h
 
 - A doctest example (from a `>>>` line to the next blank line) becomes a ```pycon block; left
   alone, Markdown would read `>>>` as nested block quotes.
-- reST roles (:class:`Client`, :meth:`FakeServer.fail_next`) and ``literals`` become code spans.
+- reST roles (:class:`Client`, :meth:`FakeServer.fail_next`) and ``literals`` become code spans;
+  a reST literal block's `::` becomes `:` (the indented block after it is code in Markdown too).
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ def to_markdown(text: str) -> str:
             continue
         if not in_example:
             line = _LITERAL.sub(r"`\1`", _ROLE.sub(r"`\1`", line))
+            if line.endswith("::"):
+                line = line[:-1]
         out.append(line)
     if in_example:
         out.append("```")
