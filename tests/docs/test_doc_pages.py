@@ -4,7 +4,9 @@ resolve (so they work on GitHub too)."""
 
 from __future__ import annotations
 
+import inspect
 import re
+from pathlib import Path
 
 import pytest
 from docs_site import DOCS, ROOT
@@ -65,3 +67,40 @@ def test_the_readme_keeps_the_quick_start_and_links_into_the_site() -> None:
     for link in links:
         if "://" not in link:
             assert (ROOT / link).exists(), f"README links to {link}, which does not exist"
+
+
+def _public_members(klass: type) -> set[str]:
+    """The members users call on a class of the package: its own and its package bases'."""
+    names: set[str] = set()
+    for base in klass.__mro__:
+        if not base.__module__.startswith("recurring_payments"):
+            continue  # Mapping.keys, Exception.args: Python's
+        for name, value in vars(base).items():
+            if name.startswith("_"):
+                continue
+            if isinstance(value, (property, classmethod, staticmethod)) or callable(value):
+                names.add(name)
+            elif inspect.ismethoddescriptor(value) or inspect.isgetsetdescriptor(value):
+                names.add(name)
+    return names
+
+
+def test_the_built_reference_shows_every_public_member(site: Path) -> None:
+    anchors: set[str] = set()
+    for page in (site / "reference").glob("*.html"):
+        anchors |= set(re.findall(r'id="(recurring_payments[\w.]*)"', page.read_text()))
+    expected: set[str] = set()
+    for module, prefix in (
+        (rp, "recurring_payments"),
+        (errors, "recurring_payments.errors"),
+        (testing, "recurring_payments.testing"),
+    ):
+        for name in set(module.__all__) - {"__version__"}:
+            obj = getattr(module, name)
+            if module is rp and name in errors.__all__:
+                continue  # rendered under recurring_payments.errors
+            expected.add(f"{prefix}.{name}")
+            if inspect.isclass(obj):
+                expected |= {f"{prefix}.{name}.{m}" for m in _public_members(obj)}
+    missing = sorted(expected - anchors)
+    assert not missing, f"not in the built reference: {missing}"
