@@ -126,7 +126,7 @@ def test_the_python_blocks_run(page: Path) -> None:
     blocks = [b for b in blocks_of(page.read_text("utf-8")) if b.language == "python"]
     runnable = [b for b in blocks if b.skip_reason is None]
     if not runnable:
-        pytest.skip(f"{page.name} has no Python block to run")
+        return  # a page without Python (the reference, the CLI): nothing to run
     with FakeServer(demo=True) as server, server.client() as client:
         namespace: dict[str, Any] = {"__name__": "__docs__", "rp": rp}
         namespace.update(server=server, client=client)

@@ -9,12 +9,19 @@ import re
 from pathlib import Path
 
 import pytest
-from docs_site import DOCS, ROOT
+from docs_site import DOCS, ROOT, built_site
 
 import recurring_payments as rp
 from recurring_payments import errors, testing
 
 REFERENCE = DOCS / "reference"
+
+
+@pytest.fixture(scope="module")
+def site() -> Path:
+    return built_site()
+
+
 DIRECTIVE = re.compile(r"^::: (\S+)\s*$", re.MULTILINE)
 
 

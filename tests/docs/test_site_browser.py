@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from docs_site import missing
+from docs_site import built_site, missing
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMEDRIVER = "/usr/bin/chromedriver"
@@ -23,6 +23,11 @@ CHROMEDRIVER = "/usr/bin/chromedriver"
 class QuietHandler(SimpleHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:
         pass  # no request lines in the test output
+
+
+@pytest.fixture(scope="module")
+def site() -> Path:
+    return built_site()
 
 
 @pytest.fixture(scope="module")
