@@ -4,6 +4,7 @@ resolve (so they work on GitHub too)."""
 
 from __future__ import annotations
 
+import ast
 import inspect
 import re
 from pathlib import Path
@@ -74,6 +75,10 @@ def test_the_readme_keeps_the_quick_start_and_links_into_the_site() -> None:
     for link in links:
         if "://" not in link:
             assert (ROOT / link).exists(), f"README links to {link}, which does not exist"
+    # The taste talks to the real API (not run), but it must at least be Python.
+    (taste,) = re.findall(r"```python\n(.*?)```", readme, re.DOTALL)
+    ast.parse(taste)
+    assert "client.get_creditors(reference=" in taste
 
 
 def _public_members(klass: type) -> set[str]:
