@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help dev test test-rust test-python lint fmt bench demo fuzz soak dist check-dist publish
+.PHONY: help dev docs test test-rust test-python lint fmt bench demo fuzz soak dist check-dist publish
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
@@ -20,12 +20,22 @@ $(STAMP): $(PY) pyproject.toml Cargo.toml $(shell find crates python -type f 2>/
 
 dev: $(STAMP) ## create .venv and install the package (editable) with the dev tools
 
+DOCS_STAMP := $(VENV)/.docs-installed
+# The `docs` extra alone (not the package again: mkdocstrings reads python/ from source).
+$(DOCS_STAMP): $(PY) pyproject.toml
+	$(PY) -c "import tomllib; print(*tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['docs'], sep='\n')" \
+		| xargs -d '\n' $(PY) -m pip install -q
+	@touch $@
+
+docs: $(DOCS_STAMP) ## build the documentation site into site/ (mkdocs --strict: a broken link fails)
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+
 test: test-rust test-python ## run every test: cargo test, then pytest against the sandbox
 
 test-rust: ## the Rust core's unit tests (no Python needed)
 	cargo test --profile quick --quiet
 
-test-python: $(STAMP) ## pytest over tests/ (the public API through the sandbox server)
+test-python: $(STAMP) $(DOCS_STAMP) ## pytest over tests/ (the public API through the sandbox server; tests/docs/ builds the site)
 	$(PY) -m pytest -q
 
 lint: $(STAMP) ## rustfmt, clippy -D warnings, ruff (lint + format), mypy --strict, stubtest

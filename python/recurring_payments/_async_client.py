@@ -196,7 +196,7 @@ class _EntryRelation:
         return await (await self.link()).get(**variables)
 
     async def post(self, body: Any = None, /, **variables: Any) -> AsyncResource:
-        """POST ``body`` as JSON to the link (never retried; see the README).
+        """POST ``body`` as JSON to the link (never retried; see the guide "Errors and recovery").
 
         >>> asyncio.run(aclient.create_orders.post({"reference": "o-1"})).status
         201

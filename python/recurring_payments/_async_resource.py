@@ -44,7 +44,7 @@ class AsyncLink(_LinkBase):
         return await self._client._send("GET", self._target(variables), None)
 
     async def post(self, body: Any = None, /, **variables: Any) -> AsyncResource:
-        """POST ``body`` as JSON to this link (never retried; see the README).
+        """POST ``body`` as JSON to this link (never retried; see the guide "Errors and recovery").
 
         >>> link = asyncio.run(aclient.create_orders.link())
         >>> asyncio.run(link.post({"reference": "o-1", "started": True})).status

@@ -299,8 +299,8 @@ class Client(_ClientBase):
 
     Every relation of the entry point is an attribute (``client.create_orders``); the entry
     point is fetched once, on first use, and cached. ``with rp.Client(...) as client:`` closes
-    it at the end of the block. Constructor arguments: see the README's configuration
-    reference (``base_url``, ``credentials`` and ``profile`` are required).
+    it at the end of the block. Constructor arguments: see the guide "Configuration" of the
+    documentation (``base_url``, ``credentials`` and ``profile`` are required).
     """
 
     def _init_root_cache(self) -> None:

@@ -203,7 +203,7 @@ class Link(_LinkBase):
         return self._client._send("GET", self._target(variables), None)
 
     def post(self, body: Any = None, /, **variables: Any) -> Resource:
-        """POST ``body`` as JSON to this link (never retried; see the README).
+        """POST ``body`` as JSON to this link (never retried; see the guide "Errors and recovery").
 
         >>> order = client.create_orders.post({"reference": "o-1", "started": True})
         >>> order.status, order.headers["Location"] == order.url
