@@ -10,9 +10,8 @@ from collections.abc import Coroutine
 from typing import Any
 
 from . import _core
-from ._async_resource import AsyncLink, AsyncResource
-from ._client import _PROBES, _ClientBase
-from ._resource import Headers
+from ._async_resource import AsyncLink, AsyncResource, _send
+from ._base import _PROBES, _ClientBase
 from .errors import LinkNotFoundError
 
 
@@ -66,7 +65,7 @@ class AsyncClient(_ClientBase):
         if root is not None and not refresh:
             return root
         if refresh:
-            self._root = await self._send("GET", "/", None)
+            self._root = await _send(self._session, "GET", "/")
             return self._root
         loop = asyncio.get_running_loop()
         shared = self._root_fetch
@@ -80,7 +79,7 @@ class AsyncClient(_ClientBase):
         >>> asyncio.run(aclient.get("/creditors/{reference}", reference="democreditor"))["name"]
         'Demo Creditor SAS'
         """
-        return await self._send("GET", self._target(url, variables), None)
+        return await _send(self._session, "GET", url, variables)
 
     async def post(self, url: str, body: Any, /, **variables: Any) -> AsyncResource:
         """POST ``body`` as JSON. Never retried (but for the one replay after a 401).
@@ -89,7 +88,7 @@ class AsyncClient(_ClientBase):
         >>> order.status, order["state"]
         (201, 'open.running')
         """
-        return await self._send("POST", self._target(url, variables), body)
+        return await _send(self._session, "POST", url, variables, body)
 
     async def patch(
         self, url: str, body: Any, /, *, if_match: str | None = None, **variables: Any
@@ -101,7 +100,7 @@ class AsyncClient(_ClientBase):
         >>> asyncio.run(aclient.patch(order.url, {"started": True}, if_match=order.etag))["started"]
         True
         """
-        return await self._send("PATCH", self._target(url, variables), body, if_match)
+        return await _send(self._session, "PATCH", url, variables, body, if_match=if_match)
 
     async def aclose(self) -> None:
         """Forget the token and the cached entry point; later requests raise RuntimeError.
@@ -141,13 +140,6 @@ class AsyncClient(_ClientBase):
         if root is not None:
             names |= set(root._all_relations().attribute_names()) - _PROBES - {"close"}
         return sorted(names)
-
-    async def _send(
-        self, method: str, url: str, body: Any, if_match: str | None = None
-    ) -> AsyncResource:
-        reply = await self._live().request_async(method, url, body, if_match=if_match)
-        status, _final_url, headers, document = reply
-        return AsyncResource(self, document or {}, status=status, headers=Headers(headers))
 
 
 def _entry_link(root: AsyncResource, name: str) -> AsyncLink:
@@ -233,7 +225,7 @@ class _SharedFetch:
 
     async def _fetch(self) -> AsyncResource:
         try:
-            root = await self._client._send("GET", "/", None)
+            root = await _send(self._client._session, "GET", "/")
             self._client._root = root
             return root
         finally:

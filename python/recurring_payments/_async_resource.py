@@ -1,18 +1,34 @@
 """`AsyncResource` and `AsyncLink`: the resources and links of an `AsyncClient` (API.md §4).
 
-They share everything but the requests with `Resource` and `Link` (see `_resource.py`); here
+They share everything but the requests with `Resource` and `Link` (see `_base.py`); here
 the requests are coroutines and `pages()` is an async iterator.
 """
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Coroutine, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from ._resource import _LinkBase, _ResourceBase
+from ._base import Session, _LinkBase, _ResourceBase
+from ._headers import Headers
 
-if TYPE_CHECKING:
-    from ._async_client import AsyncClient
+
+async def _send(
+    session: Session,
+    method: str,
+    href: str,
+    variables: Mapping[str, Any] | None = None,
+    body: Any = None,
+    templated: bool | None = None,
+    name: str | None = None,
+    if_match: str | None = None,
+) -> AsyncResource:
+    """One request, in one call into the core (which checks, expands and resolves ``href``)."""
+    native = session.live()
+    reply = await native.send_async(method, href, variables, body, templated, name, if_match)
+    status, headers, document = reply
+    doc = {} if document is None else document
+    return AsyncResource(session, doc, status=status, headers=Headers(headers))
 
 
 class AsyncLink(_LinkBase):
@@ -27,7 +43,6 @@ class AsyncLink(_LinkBase):
     """
 
     __slots__ = ()
-    _client: AsyncClient
 
     def __call__(self, **variables: Any) -> Coroutine[Any, Any, AsyncResource]:
         """GET this link; same as :meth:`get` (await the result)."""
@@ -41,7 +56,8 @@ class AsyncLink(_LinkBase):
         'Demo Creditor SAS'
         """
         self._warn_if_deprecated()
-        return await self._client._send("GET", self._target(variables), None)
+        session = self._session
+        return await _send(session, "GET", self.href, variables, None, self.templated, self.rel)
 
     async def post(self, body: Any = None, /, **variables: Any) -> AsyncResource:
         """POST ``body`` as JSON to this link (never retried; see the guide "Errors and recovery").
@@ -51,8 +67,8 @@ class AsyncLink(_LinkBase):
         201
         """
         self._warn_if_deprecated()
-        body = {} if body is None else body
-        return await self._client._send("POST", self._target(variables), body)
+        session = self._session
+        return await _send(session, "POST", self.href, variables, body, self.templated, self.rel)
 
     async def patch(
         self, body: Any, /, *, if_match: str | None = None, **variables: Any
@@ -64,7 +80,8 @@ class AsyncLink(_LinkBase):
         True
         """
         self._warn_if_deprecated()
-        return await self._client._send("PATCH", self._target(variables), body, if_match)
+        session, href, rel = self._session, self.href, self.rel
+        return await _send(session, "PATCH", href, variables, body, self.templated, rel, if_match)
 
 
 class AsyncResource(_ResourceBase[AsyncLink]):
@@ -81,10 +98,9 @@ class AsyncResource(_ResourceBase[AsyncLink]):
     """
 
     __slots__ = ()
-    _client: AsyncClient
 
     def _link(self, rel: str, data: Mapping[str, Any]) -> AsyncLink:
-        return AsyncLink(self._client, rel, data)
+        return AsyncLink(self._session, rel, data)
 
     async def fetch(self) -> AsyncResource:
         """GET the ``self`` link: the full representation.
@@ -94,7 +110,7 @@ class AsyncResource(_ResourceBase[AsyncLink]):
         >>> asyncio.run(mandate.fetch()).partial
         False
         """
-        return await self._client._send("GET", self._self_url(), None)
+        return await _send(self._session, "GET", self._self_url())
 
     async def follow(self, rel: str, **variables: Any) -> AsyncResource:
         """GET along a relation: the same as awaiting a call of the link.
@@ -123,4 +139,4 @@ class AsyncResource(_ResourceBase[AsyncLink]):
             url = page._next_url(seen)
             if url is None:
                 return
-            page = await self._client._send("GET", url, None)
+            page = await _send(self._session, "GET", url)

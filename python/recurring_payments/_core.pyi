@@ -11,6 +11,7 @@ __all__ = [
     "SandboxServer",
     "Token",
     "__version__",
+    "expand_target",
     "expand_uri_template",
     "template_variables",
 ]
@@ -19,6 +20,16 @@ __version__: str
 
 def expand_uri_template(template: str, variables: Mapping[str, Any]) -> str:
     """Expand an RFC 6570 template; raises TemplateError when it is malformed."""
+
+def expand_target(
+    base_url: str,
+    href: str,
+    variables: Mapping[str, Any] | None = None,
+    templated: bool | None = None,
+    name: str | None = None,
+) -> str:
+    """The absolute URL a request to ``href`` with ``variables`` addresses: checked, expanded
+    and resolved against ``base_url`` as ``NativeClient.send`` does, without a client."""
 
 def template_variables(template: str) -> list[str]:
     """The variable names a template declares, in order of first appearance."""
@@ -98,15 +109,35 @@ class NativeClient:
     def token(self) -> Token | None: ...
     def authenticate(self) -> Token: ...
     def resolve(self, reference: str) -> str: ...
-    def request(
-        self, method: str, url: str, body: Any = None, *, if_match: str | None = None
-    ) -> tuple[int, str, list[tuple[str, str]], Document | None]: ...
+    def send(
+        self,
+        method: str,
+        href: str,
+        variables: Mapping[str, Any] | None = None,
+        body: Any = None,
+        templated: bool | None = None,
+        name: str | None = None,
+        if_match: str | None = None,
+        headers: list[tuple[str, str]] | None = None,
+    ) -> tuple[int, list[tuple[str, str]], Document | None]:
+        """One request: ``href`` (a URL, or a template when ``templated`` says so or, when it
+        is ``None``, when it holds a ``{``) with ``variables``, the JSON ``body``, ``if_match``
+        and per-call ``headers`` for the API's origin; ``name`` is what messages call the target.
+        Returns (status, headers, document or None for an empty body)."""
     def authenticate_async(self) -> Awaitable[Token]:
         """``authenticate`` as an awaitable; call it from a coroutine of the running loop."""
-    def request_async(
-        self, method: str, url: str, body: Any = None, *, if_match: str | None = None
-    ) -> Awaitable[tuple[int, str, list[tuple[str, str]], Document | None]]:
-        """``request`` as an awaitable; call it from a coroutine of the running loop.
+    def send_async(
+        self,
+        method: str,
+        href: str,
+        variables: Mapping[str, Any] | None = None,
+        body: Any = None,
+        templated: bool | None = None,
+        name: str | None = None,
+        if_match: str | None = None,
+        headers: list[tuple[str, str]] | None = None,
+    ) -> Awaitable[tuple[int, list[tuple[str, str]], Document | None]]:
+        """``send`` as an awaitable; call it from a coroutine of the running loop.
         Cancelling the awaiting task cancels the request."""
 
 @final

@@ -174,15 +174,6 @@ async def test_authenticate_and_token(server: FakeServer, aclient: rp.AsyncClien
 
 
 @pytest.mark.asyncio
-async def test_not_found(aclient: rp.AsyncClient) -> None:
-    with pytest.raises(rp.NotFoundError) as caught:
-        await aclient.get("/nowhere")
-    err = caught.value
-    assert err.status == 404 and err.method == "GET" and err.url.endswith("/nowhere")
-    assert isinstance(err.code, int) and err.message
-
-
-@pytest.mark.asyncio
 async def test_server_error_after_the_get_retries(server: FakeServer) -> None:
     async with server.async_client(retries=1) as client:
         await client.root()
@@ -416,21 +407,6 @@ def test_from_env_and_the_constructor_match_client(
     client = rp.AsyncClient.from_env()
     assert type(client) is rp.AsyncClient
     assert asyncio.run(client.get("/")).status == 200
-
-
-def test_async_classes_have_the_members_of_the_sync_ones() -> None:
-    def public(cls: type) -> set[str]:
-        return {name for name in dir(cls) if not name.startswith("_")}
-
-    assert public(rp.AsyncResource) == public(rp.Resource)
-    assert public(rp.AsyncLink) == public(rp.Link)
-    for name in ("fetch", "follow"):
-        assert inspect.iscoroutinefunction(getattr(rp.AsyncResource, name)), name
-    assert inspect.isasyncgenfunction(rp.AsyncResource.pages)
-    for name in ("get", "post", "patch"):
-        assert inspect.iscoroutinefunction(getattr(rp.AsyncLink, name)), name
-    for name in ("root", "get", "post", "patch", "authenticate", "aclose"):
-        assert inspect.iscoroutinefunction(getattr(rp.AsyncClient, name)), name
 
 
 @pytest.mark.asyncio

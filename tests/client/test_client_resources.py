@@ -156,7 +156,7 @@ def test_repr_and_html(demo_client: rp.Client) -> None:
     assert repr(root).startswith("<Resource ") and "\n" not in repr(root)
     html = root._repr_html_()
     assert "<table>" in html and "get-creditors" in html
-    evil = rp.Resource(demo_client, {"x": "<script>"})
+    evil = rp.Resource(root._session, {"x": "<script>"})  # a document the server might send
     assert "<script>" not in evil._repr_html_()
 
 

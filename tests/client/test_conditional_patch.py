@@ -1,9 +1,9 @@
-"""Conditional updates end to end (API.md §8): the sandbox's strong ETags and `if_match=`,
-sync and async. A PATCH with a stale ETag is a PreconditionFailedError and changes nothing."""
+"""Conditional updates end to end (API.md §8): the sandbox's strong ETags and `if_match=` (on
+both faces in test_faces.py). A PATCH with a stale ETag is a PreconditionFailedError and changes
+nothing."""
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Iterator
 
 import pytest
@@ -33,18 +33,6 @@ def test_a_stale_etag_is_refused_and_nothing_changes(demo: FakeServer) -> None:
         assert client.get(order.url)["started"] is True  # the stale patch changed nothing
         again = client.patch(order.url, {"started": False}, if_match=patched.etag)
         assert again["started"] is False
-
-
-def test_the_async_client_sends_if_match_too(demo: FakeServer) -> None:
-    async def scenario() -> None:
-        async with demo.async_client() as client:
-            order = await client.create_orders.post({"reference": "o-2"})
-            await client.patch(order.url, {"started": True}, if_match=order.etag)
-            with pytest.raises(rp.PreconditionFailedError):
-                await order.links["self"].patch({"started": False}, if_match=order.etag)
-            assert (await client.get(order.url))["started"] is True
-
-    asyncio.run(scenario())
 
 
 def test_if_match_with_a_line_break_is_refused_before_sending(demo: FakeServer) -> None:

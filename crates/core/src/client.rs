@@ -16,6 +16,7 @@ use url::Url;
 use crate::auth::{Credentials, Token, TokenCache};
 use crate::error::{Error, Result};
 use crate::media;
+use crate::request::{Prepared, Request};
 use crate::runtime::PerProcess;
 use crate::template;
 use crate::text::double_quoted;
@@ -40,23 +41,6 @@ pub struct ClientConfig {
     pub total_timeout: f64,
     /// Extra headers for requests to the API's origin (not the token endpoint) (§9).
     pub headers: Vec<(String, String)>,
-}
-
-/// What a caller may add to one request.
-#[derive(Debug, Clone, Default)]
-pub struct RequestOptions {
-    /// `If-Match` (conditional PATCH, §8).
-    pub if_match: Option<String>,
-}
-
-/// What a request carries.
-#[derive(Debug, Clone)]
-pub enum Body {
-    Empty,
-    /// POST: `application/json`.
-    Json(Bytes),
-    /// PATCH: `application/merge-patch+json`.
-    MergePatch(Bytes),
 }
 
 pub struct Client {
@@ -166,22 +150,22 @@ impl Client {
         }
     }
 
+    /// Check, expand and resolve `request` (see `Request::prepare`): nothing is sent.
+    pub fn prepare(&self, request: Request) -> Result<Prepared> {
+        request.prepare(&self.base)
+    }
+
     /// One API call with the protocol's rules; `log` receives every attempt. `driver` says
     /// where this future is polled (and so which connection pool it uses).
-    pub async fn request(
+    pub async fn send(
         &self,
-        method: Method,
-        url: Url,
-        body: Body,
-        options: RequestOptions,
+        request: Prepared,
         driver: Driver,
         log: &mut Vec<Attempt>,
     ) -> Result<Response> {
         let deadline = Deadline::after(self.total_timeout);
         let mut trace = Trace::default();
-        let call = self.follow_hops(
-            method, url, body, options, driver, log, deadline, &mut trace,
-        );
+        let call = self.follow_hops(request, driver, log, deadline, &mut trace);
         let outcome = match tokio::time::timeout_at(deadline.backstop(), call).await {
             Ok(outcome) => outcome,
             // Cut mid-hop: a POST/PATCH being sent may have been written.
@@ -201,19 +185,21 @@ impl Client {
         })
     }
 
-    #[allow(clippy::too_many_arguments)]
     async fn follow_hops(
         &self,
-        method: Method,
-        url: Url,
-        body: Body,
-        options: RequestOptions,
+        request: Prepared,
         driver: Driver,
         log: &mut Vec<Attempt>,
         deadline: Deadline,
         trace: &mut Trace,
     ) -> Result<Response> {
-        let mut hop = Hop::first(method, url, body, &options)?;
+        let api_headers = request.api_headers;
+        let mut hop = Hop {
+            method: request.method,
+            url: request.url,
+            headers: request.headers,
+            body: request.body,
+        };
         hop.headers.insert(ACCEPT, self.accept.clone());
         let mut redirects = 0;
         // Once a chain leaves the API's origin, no later hop carries our token, even one that
@@ -225,7 +211,7 @@ impl Client {
             let ours = !left_origin && self.is_api_origin(&hop.url);
             let mut headers = hop.headers.clone();
             if ours {
-                for (name, value) in &self.extra_headers {
+                for (name, value) in self.extra_headers.iter().chain(&api_headers) {
                     headers.insert(name, value.clone());
                 }
             }
@@ -377,36 +363,6 @@ struct Hop {
     /// Accept, and for a body its Content-Type and If-Match (not the token: added per hop).
     headers: HeaderMap,
     body: Option<Bytes>,
-}
-
-impl Hop {
-    fn first(method: Method, url: Url, body: Body, options: &RequestOptions) -> Result<Hop> {
-        let mut headers = HeaderMap::new();
-        let body = match body {
-            Body::Empty => None,
-            Body::Json(bytes) => {
-                headers.insert(CONTENT_TYPE, HeaderValue::from_static("application/json"));
-                Some(bytes)
-            }
-            Body::MergePatch(bytes) => {
-                let merge_patch = HeaderValue::from_static("application/merge-patch+json");
-                headers.insert(CONTENT_TYPE, merge_patch);
-                Some(bytes)
-            }
-        };
-        if let Some(tag) = &options.if_match {
-            let value = HeaderValue::from_str(tag).map_err(|_| {
-                Error::Configuration("if_match contains characters not allowed in a header".into())
-            })?;
-            headers.insert(IF_MATCH, value);
-        }
-        Ok(Hop {
-            method,
-            url,
-            headers,
-            body,
-        })
-    }
 }
 
 /// How far a call got, kept outside its future so that a call cut at its deadline still knows.

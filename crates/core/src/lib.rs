@@ -8,6 +8,7 @@ pub mod error;
 pub mod hal;
 pub mod media;
 pub mod rels;
+pub mod request;
 pub mod runtime;
 pub mod template;
 pub mod text;

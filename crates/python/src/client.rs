@@ -9,14 +9,14 @@ use std::time::Duration;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
-use reqwest::Method;
 
 use rp_core::auth::{Credentials, Token as CoreToken};
-use rp_core::client::{Body, Client, ClientConfig, RequestOptions};
+use rp_core::client::{Client, ClientConfig};
+use rp_core::request::Request;
 use rp_core::runtime::block_on_here;
 use rp_core::transport::{Attempt, Driver, Response, Verify};
 
-use super::{client_async, convert, document};
+use super::{client_async, convert, document, template};
 
 /// An access token (``client.token``, ``client.authenticate()``), renewed by the client as
 /// needed. Its ``repr()`` never shows the token itself.
@@ -200,26 +200,43 @@ impl NativeClient {
         Ok(PyToken { inner: outcome? })
     }
 
-    /// Send a request: returns (status, final url, headers as (name, value) tuples, document).
-    /// The document is a dict, or None for an empty body.
-    #[pyo3(signature = (method, url, body=None, *, if_match=None))]
-    fn request<'py>(
+    /// Send one request: `method`, `href` (a URL, or a template when `templated` says so, or
+    /// when it holds a `{` and `templated` is None) with `variables` (a mapping), the JSON
+    /// `body`, `if_match` and per-call `headers` for the API's origin; `name` is what messages
+    /// call the target (a link's relation). Returns (status, headers as (name, value) tuples,
+    /// document or None for an empty body).
+    #[pyo3(signature = (method, href, variables=None, body=None, templated=None, name=None,
+        if_match=None, headers=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn send<'py>(
         &self,
         py: Python<'py>,
         method: &str,
-        url: &str,
+        href: String,
+        variables: Option<&Bound<'py, PyAny>>,
         body: Option<&Bound<'py, PyAny>>,
+        templated: Option<bool>,
+        name: Option<String>,
         if_match: Option<String>,
+        headers: Option<Vec<(String, String)>>,
     ) -> Outcome<Bound<'py, PyTuple>> {
-        let (method, body) = request_body(method, body)?;
-        let target = self.core.resolve(url)?;
+        let args = RequestArgs {
+            method,
+            href,
+            variables,
+            body,
+            templated,
+            name,
+            if_match,
+            headers,
+        };
+        let request = self.core.prepare(args.into_request()?)?;
         let core = self.core.clone();
-        let method_name = method.to_string();
-        let options = RequestOptions { if_match };
+        let method_name = request.method.to_string();
         let (outcome, log) = wait(py, async move {
             let mut log = Vec::new();
-            let outcome = core.request(method, target, body, options, Driver::ThisThread, &mut log);
-            (outcome.await, log)
+            let outcome = core.send(request, Driver::ThisThread, &mut log).await;
+            (outcome, log)
         })?;
         log_attempts(self.logger.bind(py), &log);
         Ok(response_tuple(py, &method_name, outcome?)?)
@@ -230,30 +247,36 @@ impl NativeClient {
         client_async::authenticate(py, self.core.clone(), self.logger.clone_ref(py))
     }
 
-    /// Like `request`, as an awaitable (call it from a coroutine of the running loop).
+    /// Like `send`, as an awaitable (call it from a coroutine of the running loop).
     /// Cancelling the awaiting task cancels the request.
-    #[pyo3(signature = (method, url, body=None, *, if_match=None))]
-    fn request_async<'py>(
+    #[pyo3(signature = (method, href, variables=None, body=None, templated=None, name=None,
+        if_match=None, headers=None))]
+    #[allow(clippy::too_many_arguments)]
+    fn send_async<'py>(
         &self,
         py: Python<'py>,
         method: &str,
-        url: &str,
+        href: String,
+        variables: Option<&Bound<'py, PyAny>>,
         body: Option<&Bound<'py, PyAny>>,
+        templated: Option<bool>,
+        name: Option<String>,
         if_match: Option<String>,
+        headers: Option<Vec<(String, String)>>,
     ) -> Outcome<Bound<'py, PyAny>> {
-        let (method, body) = request_body(method, body)?;
-        let target = self.core.resolve(url)?;
-        let logger = self.logger.clone_ref(py);
-        let options = RequestOptions { if_match };
-        Ok(client_async::request(
-            py,
-            self.core.clone(),
-            logger,
+        let args = RequestArgs {
             method,
-            target,
+            href,
+            variables,
             body,
-            options,
-        )?)
+            templated,
+            name,
+            if_match,
+            headers,
+        };
+        let request = self.core.prepare(args.into_request()?)?;
+        let logger = self.logger.clone_ref(py);
+        Ok(client_async::send(py, self.core.clone(), logger, request)?)
     }
 }
 
@@ -285,35 +308,35 @@ pub(crate) fn log_attempts(logger: &Bound<'_, PyAny>, attempts: &[Attempt]) {
     }
 }
 
-pub(crate) fn request_body(
-    method: &str,
-    body: Option<&Bound<'_, PyAny>>,
-) -> PyResult<(Method, Body)> {
-    let method = match method {
-        "GET" => Method::GET,
-        "POST" => Method::POST,
-        "PATCH" => Method::PATCH,
-        other => {
-            return Err(PyValueError::new_err(format!(
-                "method must be GET, POST or PATCH (the API uses no other), not {other:?}"
-            )))
-        }
-    };
-    let bytes = match body {
-        Some(b) if !b.is_none() => Some(bytes::Bytes::from(convert::to_json_bytes(b)?)),
-        _ => None,
-    };
-    let body = match (&method, bytes) {
-        (&Method::GET, Some(_)) => return Err(PyValueError::new_err("GET takes no body")),
-        (&Method::GET, None) => Body::Empty,
-        (&Method::PATCH, None) => {
-            return Err(PyValueError::new_err("PATCH needs a merge-patch body"))
-        }
-        (&Method::PATCH, Some(b)) => Body::MergePatch(b),
-        (_, Some(b)) => Body::Json(b),
-        (_, None) => Body::Json(bytes::Bytes::from_static(b"{}")),
-    };
-    Ok((method, body))
+/// The arguments of `send`, as Python gave them.
+struct RequestArgs<'a, 'py> {
+    method: &'a str,
+    href: String,
+    variables: Option<&'a Bound<'py, PyAny>>,
+    body: Option<&'a Bound<'py, PyAny>>,
+    templated: Option<bool>,
+    name: Option<String>,
+    if_match: Option<String>,
+    headers: Option<Vec<(String, String)>>,
+}
+
+impl RequestArgs<'_, '_> {
+    /// A core `Request`: only conversions here; the checks and the policy are the core's
+    /// (`rp_core::request`).
+    fn into_request(self) -> Outcome<Request> {
+        let name = self.name.filter(|n| !n.is_empty()); // a rel named "" goes by its href
+        let target =
+            template::target_from(self.href, self.variables, self.templated, name.as_deref())?;
+        let mut request = Request::new(self.method, target)?;
+        request.body = match self.body {
+            Some(b) if !b.is_none() => Some(bytes::Bytes::from(convert::to_json_bytes(b)?)),
+            _ => None,
+        };
+        request.if_match = self.if_match;
+        request.headers = self.headers.unwrap_or_default();
+        request.name = name;
+        Ok(request)
+    }
 }
 
 pub(crate) fn response_tuple<'py>(
@@ -340,7 +363,6 @@ pub(crate) fn response_tuple<'py>(
         py,
         [
             response.status.into_pyobject(py)?.into_any(),
-            PyString::new(py, response.url.as_str()).into_any(),
             headers.into_any(),
             document,
         ],

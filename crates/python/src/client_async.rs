@@ -5,11 +5,11 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 use reqwest::Method;
-use url::Url;
 
 use rp_core::auth::Token as CoreToken;
-use rp_core::client::{Body, Client, RequestOptions};
+use rp_core::client::Client;
 use rp_core::error::Error;
+use rp_core::request::Prepared;
 use rp_core::transport::{Attempt, Driver, Response};
 
 use super::aio;
@@ -45,21 +45,17 @@ impl<'py> IntoPyObject<'py> for Completion {
     }
 }
 
-/// Awaitable of `(status, url, headers, document)`, as `NativeClient.request` returns.
-pub(crate) fn request<'py>(
+/// Awaitable of `(status, headers, document)`, as `NativeClient.send` returns.
+pub(crate) fn send<'py>(
     py: Python<'py>,
     core: Arc<Client>,
     logger: Py<PyAny>,
-    method: Method,
-    url: Url,
-    body: Body,
-    options: RequestOptions,
+    request: Prepared,
 ) -> PyResult<Bound<'py, PyAny>> {
     aio::awaitable(py, async move {
         let mut log = Vec::new();
-        let outcome = core
-            .request(method.clone(), url, body, options, Driver::Shared, &mut log)
-            .await;
+        let method = request.method.clone();
+        let outcome = core.send(request, Driver::Shared, &mut log).await;
         Ok(Completion {
             logger,
             log,

@@ -25,6 +25,8 @@ mod _core {
     #[pymodule_export]
     use super::sandbox::{SandboxRequest, SandboxServer};
     #[pymodule_export]
+    use super::template::expand_target;
+    #[pymodule_export]
     use super::template::expand_uri_template;
     #[pymodule_export]
     use super::template::template_variables;

@@ -1,14 +1,13 @@
 //! `expand_uri_template` and the conversion of Python values to template values.
 
-use crate::errors::{Failure, Outcome};
-use std::collections::HashMap;
+use crate::errors::Outcome;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 
+use rp_core::request::{self, Target, Variables};
 use rp_core::template::{self, Value};
-use rp_core::text::single_quoted;
 
 /// Convert one Python value; `None` means undefined (the variable is skipped). A `None` inside a
 /// list or dict is skipped too, and reported through `held_none`.
@@ -61,56 +60,66 @@ pub(crate) fn to_value(obj: &Bound<'_, PyAny>, held_none: &mut bool) -> PyResult
     )))
 }
 
-/// The defined variables, and the names whose value is `None` or holds one.
-pub(crate) fn to_variables(
-    vars: &Bound<'_, PyAny>,
-) -> PyResult<(HashMap<String, Value>, Vec<String>)> {
-    let mut out = HashMap::new();
-    let mut nones = Vec::new();
-    let items = vars.call_method0("items")?;
-    for item in items.try_iter()? {
-        let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
+/// The variables of a mapping (kwargs), in the order given.
+pub(crate) fn to_variables(vars: &Bound<'_, PyAny>) -> PyResult<Variables> {
+    let mut out = Variables::default();
+    let mut add = |key: Bound<'_, PyAny>, value: Bound<'_, PyAny>| -> PyResult<()> {
         let key = key
             .cast_into::<PyString>()
             .map_err(|_| PyTypeError::new_err("URI template variable names must be str"))?;
         let mut held_none = false;
         let converted = to_value(&value, &mut held_none)?;
-        if converted.is_none() || held_none {
-            nones.push(key.to_str()?.to_owned());
+        out.insert(key.to_str()?.to_owned(), converted, held_none);
+        Ok(())
+    };
+    if let Ok(dict) = vars.cast::<PyDict>() {
+        // The common case (a call's **variables): no `items()` view to build.
+        for (key, value) in dict.iter() {
+            add(key, value)?;
         }
-        if let Some(value) = converted {
-            out.insert(key.to_str()?.to_owned(), value);
+    } else {
+        for item in vars.call_method0("items")?.try_iter()? {
+            let (key, value): (Bound<'_, PyAny>, Bound<'_, PyAny>) = item?.extract()?;
+            add(key, value)?;
         }
     }
-    Ok((out, nones))
-}
-
-/// `None` is undefined, which RFC 6570 omits: right for `{?v}`, but in the path it would
-/// address another resource (`/orders/{id}` with `id=None` is the collection), so it is a
-/// `TypeError` there.
-fn refuse_none_in_path(template: &str, nones: &[String]) -> Outcome<()> {
-    if nones.is_empty() {
-        return Ok(());
-    }
-    let in_path = template::path_variables(template)?;
-    match nones.iter().find(|name| in_path.contains(name)) {
-        None => Ok(()),
-        Some(name) => Err(Failure::Py(PyTypeError::new_err(format!(
-            "URI template variable {} is None (or holds None) in the path of {}: a path \
-             variable needs a value (None is left out only in query expansions such as \
-             {{?{name}}})",
-            single_quoted(name),
-            single_quoted(template)
-        )))),
-    }
+    Ok(out)
 }
 
 /// Expand an RFC 6570 template (levels 1-4) with a mapping of variables.
 #[pyfunction]
 pub fn expand_uri_template(template: &str, variables: &Bound<'_, PyAny>) -> Outcome<String> {
-    let (vars, nones) = to_variables(variables)?;
-    refuse_none_in_path(template, &nones)?;
-    Ok(template::expand(template, &vars)?)
+    Ok(request::expand(template, &to_variables(variables)?)?)
+}
+
+/// The href a link or call addresses: `href` checked, expanded with `variables` and resolved
+/// against `base_url` (what `send` would request), without a client. `Link.expand` uses it.
+#[pyfunction]
+#[pyo3(signature = (base_url, href, variables=None, templated=None, name=None))]
+pub fn expand_target(
+    base_url: &str,
+    href: String,
+    variables: Option<&Bound<'_, PyAny>>,
+    templated: Option<bool>,
+    name: Option<&str>,
+) -> Outcome<String> {
+    let target = target_from(href, variables, templated, name)?;
+    let href = target.expand(name)?;
+    Ok(template::resolve(&template::parse_base(base_url)?, &href)?.to_string())
+}
+
+/// A request target from its Python parts.
+pub(crate) fn target_from(
+    href: String,
+    variables: Option<&Bound<'_, PyAny>>,
+    templated: Option<bool>,
+    name: Option<&str>,
+) -> Outcome<Target> {
+    let variables = match variables {
+        Some(v) if !v.is_none() => to_variables(v)?,
+        _ => Variables::default(),
+    };
+    Ok(Target::new(href, templated, variables, name)?)
 }
 
 /// The variable names a template declares, in order; `TemplateError` if it is malformed.

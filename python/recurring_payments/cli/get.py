@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, TextIO
 
 from .._client import Client
-from .._resource import Link, Resource
+from .._resource import Link, Resource, _send
 from ..errors import ConfigurationError, Error, LinkNotFoundError
 
 WIDTH = 80
@@ -120,12 +120,13 @@ def _pick_link(resource: Resource, target: str) -> Link:
 
 def walk(client: Client, steps: list[Step], err: TextIO) -> tuple[str, Resource]:
     """Follow ``steps``; returns the last URL requested and its resource."""
-    url = client._resolve("/")
+    session = client._session  # what a client shares with its resources (_base.Session)
+    url = session.resolve("/")
     resource = client.root()
     for step in steps:
         try:
             if step.direct(resource):
-                url = client._resolve(client._target(step.target, step.variables, rel=step.target))
+                url = session.expand(step.target, step.variables, None, step.target)
             else:
                 link = _pick_link(resource, step.target)
                 if link.deprecation is not None:
@@ -133,7 +134,7 @@ def walk(client: Client, steps: list[Step], err: TextIO) -> tuple[str, Resource]
                 url = link.expand(**step.variables)
         except TypeError as exc:  # expand() refuses a variable the template does not declare
             raise VariableError(str(exc)) from None
-        resource = client._send("GET", url, None)
+        resource = _send(session, "GET", url, templated=False)  # expanded already
     return url, resource
 
 
@@ -179,7 +180,7 @@ def render(client: Client, url: str, resource: Resource, out: TextIO) -> None:
 
     entries: list[tuple[str, Link]] = []
     for rel, value in resource.links.items():
-        name = client._short_name(rel)
+        name = client._session.short_name(rel)
         if isinstance(value, list):
             entries.extend((f"{name}[{i}]", link) for i, link in enumerate(value))
         else:
@@ -213,7 +214,7 @@ def render(client: Client, url: str, resource: Resource, out: TextIO) -> None:
     if embedded:
         print(f"\nEmbedded ({len(embedded)})", file=out)
         for rel, items in embedded.items():
-            name = client._short_name(rel)
+            name = client._session.short_name(rel)
             count = f"{len(items)} items" if isinstance(items, list) else "1 resource"
             print(_fit(f"  {name}  {count}", WIDTH), file=out)
 

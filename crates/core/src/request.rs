@@ -1,0 +1,333 @@
+//! A request as data (ARCHITECTURE.md, "Request as data"): what the caller asked for — method,
+//! target (a URL, or a template and its variables), body, per-call headers, `If-Match` — and,
+//! once, here: the variable checks, the path-safe expansion, the resolution against `base_url`
+//! and the method/body policy. The bindings convert Python values and call `prepare`.
+
+use std::collections::HashMap;
+
+use bytes::Bytes;
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, IF_MATCH};
+use reqwest::Method;
+use url::Url;
+
+use crate::error::{Error, Result};
+use crate::template::{self, Value};
+use crate::text::single_quoted;
+
+/// A template's variables as the caller gave them, in the order given.
+#[derive(Debug, Clone, Default)]
+pub struct Variables {
+    /// Every name given, `None` values included (they count as given: RFC 6570 "undefined").
+    names: Vec<String>,
+    values: HashMap<String, Value>,
+    /// Names whose value is `None` or holds one (an item of a list or dict).
+    nones: Vec<String>,
+}
+
+impl Variables {
+    /// Record `name`; `value` is `None` for an undefined value, `held_none` when the value
+    /// holds a `None` that was left out.
+    pub fn insert(&mut self, name: String, value: Option<Value>, held_none: bool) {
+        if value.is_none() || held_none {
+            self.nones.push(name.clone());
+        }
+        if let Some(value) = value {
+            self.values.insert(name.clone(), value);
+        }
+        self.names.push(name);
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+}
+
+/// Where a request goes.
+#[derive(Debug, Clone)]
+pub enum Target {
+    /// An href, absolute or relative to `base_url`, sent as it is.
+    Url(String),
+    /// An RFC 6570 template and the values of its variables.
+    Template {
+        template: String,
+        variables: Variables,
+    },
+}
+
+impl Target {
+    /// `href` with `variables`. `templated` is what the link says (`None`: a template when it
+    /// holds a `{`, as for `client.get(url, **vars)`); `name` is what messages call it (the
+    /// link's relation, else the href itself).
+    pub fn new(
+        href: String,
+        templated: Option<bool>,
+        variables: Variables,
+        name: Option<&str>,
+    ) -> Result<Target> {
+        if templated.unwrap_or_else(|| href.contains('{')) {
+            return Ok(Target::Template {
+                template: href,
+                variables,
+            });
+        }
+        if !variables.is_empty() {
+            return Err(Error::UnknownVariable(format!(
+                "{} is not a template; it takes no variables",
+                single_quoted(name.unwrap_or(&href))
+            )));
+        }
+        Ok(Target::Url(href))
+    }
+
+    /// The href to resolve: the URL, or the template expanded after its variables are checked
+    /// (`name` as in `new`).
+    pub fn expand(&self, name: Option<&str>) -> Result<String> {
+        match self {
+            Target::Url(href) => Ok(href.clone()),
+            Target::Template {
+                template,
+                variables,
+            } => {
+                let declared = template::variables(template)?;
+                let unknown: Vec<String> = variables
+                    .names
+                    .iter()
+                    .filter(|n| !declared.contains(n))
+                    .map(|n| single_quoted(n))
+                    .collect();
+                if !unknown.is_empty() {
+                    let declared = if declared.is_empty() {
+                        "none".to_owned()
+                    } else {
+                        declared.join(", ")
+                    };
+                    return Err(Error::UnknownVariable(format!(
+                        "{} got unexpected variable(s) {}; it declares {declared}",
+                        single_quoted(name.unwrap_or(template)),
+                        unknown.join(", ")
+                    )));
+                }
+                expand(template, variables)
+            }
+        }
+    }
+
+    /// The template as the document holds it (telemetry's `url.template`), if any.
+    pub fn template(&self) -> Option<&str> {
+        match self {
+            Target::Url(_) => None,
+            Target::Template { template, .. } => Some(template),
+        }
+    }
+}
+
+/// Expand `template` (no check of unknown names: `expand_uri_template` takes any mapping).
+///
+/// `None` is undefined, which RFC 6570 omits: right for `{?v}`, but in the path it would
+/// address another resource (`/orders/{id}` with `id=None` is the collection), so it is an
+/// `UnknownVariable` (Python `TypeError`) there (API.md §8).
+pub fn expand(template: &str, variables: &Variables) -> Result<String> {
+    if !variables.nones.is_empty() {
+        let in_path = template::path_variables(template)?;
+        if let Some(name) = variables.nones.iter().find(|n| in_path.contains(n)) {
+            return Err(Error::UnknownVariable(format!(
+                "URI template variable {} is None (or holds None) in the path of {}: a path \
+                 variable needs a value (None is left out only in query expansions such as \
+                 {{?{name}}})",
+                single_quoted(name),
+                single_quoted(template)
+            )));
+        }
+    }
+    template::expand(template, &variables.values)
+}
+
+/// One API call as the caller asked for it.
+#[derive(Debug, Clone)]
+pub struct Request {
+    pub method: Method,
+    pub target: Target,
+    /// The JSON body (`None`: not given).
+    pub body: Option<Bytes>,
+    /// Per-call extra headers, sent to the API's origin only (like the client's `headers=`).
+    pub headers: Vec<(String, String)>,
+    /// `If-Match` (conditional PATCH, §8).
+    pub if_match: Option<String>,
+    /// What messages call the target (a link's relation); `None`: the href.
+    pub name: Option<String>,
+}
+
+impl Request {
+    /// The method policy: the API uses GET, POST and PATCH only.
+    pub fn new(method: &str, target: Target) -> Result<Request> {
+        let method = match method {
+            "GET" => Method::GET,
+            "POST" => Method::POST,
+            "PATCH" => Method::PATCH,
+            other => {
+                return Err(Error::Configuration(format!(
+                    "method must be GET, POST or PATCH (the API uses no other), not {other:?}"
+                )))
+            }
+        };
+        Ok(Request {
+            method,
+            target,
+            body: None,
+            headers: Vec::new(),
+            if_match: None,
+            name: None,
+        })
+    }
+
+    /// Check, expand and resolve against `base`; apply the body policy (GET: none; POST: JSON,
+    /// `{}` when none is given; PATCH: a merge patch, required). Nothing has been sent yet.
+    pub fn prepare(self, base: &Url) -> Result<Prepared> {
+        let href = self.target.expand(self.name.as_deref())?;
+        let url = template::resolve(base, &href)?;
+        let mut headers = HeaderMap::new();
+        let content_type = |value| HeaderValue::from_static(value);
+        let body = match (&self.method, self.body) {
+            (&Method::GET, Some(_)) => {
+                return Err(Error::Configuration("GET takes no body".into()))
+            }
+            (&Method::GET, None) => None,
+            (&Method::PATCH, None) => {
+                return Err(Error::Configuration(
+                    "PATCH needs a merge-patch body".into(),
+                ))
+            }
+            (&Method::PATCH, Some(body)) => {
+                headers.insert(CONTENT_TYPE, content_type("application/merge-patch+json"));
+                Some(body)
+            }
+            (_, body) => {
+                headers.insert(CONTENT_TYPE, content_type("application/json"));
+                Some(body.unwrap_or_else(|| Bytes::from_static(b"{}")))
+            }
+        };
+        if let Some(tag) = &self.if_match {
+            let value = HeaderValue::from_str(tag).map_err(|_| {
+                Error::Configuration("if_match contains characters not allowed in a header".into())
+            })?;
+            headers.insert(IF_MATCH, value);
+        }
+        let mut api_headers = HeaderMap::new();
+        for (name, value) in &self.headers {
+            let bad = || Error::Configuration(format!("header {name:?} is not a valid header"));
+            let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| bad())?;
+            let value = HeaderValue::from_str(value).map_err(|_| bad())?;
+            api_headers.append(name, value);
+        }
+        let template = self.target.template().map(str::to_owned);
+        Ok(Prepared {
+            method: self.method,
+            url,
+            headers,
+            body,
+            api_headers,
+            template,
+        })
+    }
+}
+
+/// A request ready to send: the first hop of a call.
+#[derive(Debug, Clone)]
+pub struct Prepared {
+    pub method: Method,
+    pub url: Url,
+    /// Content-Type and If-Match (Accept and the token are added per hop).
+    pub headers: HeaderMap,
+    pub body: Option<Bytes>,
+    /// The per-call extra headers, for hops to the API's origin only.
+    pub api_headers: HeaderMap,
+    /// The template the URL was expanded from (telemetry's `url.template`).
+    pub template: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars(pairs: &[(&str, Option<&str>)]) -> Variables {
+        let mut v = Variables::default();
+        for (name, value) in pairs {
+            v.insert(
+                (*name).to_owned(),
+                value.map(|s| Value::String(s.to_owned())),
+                false,
+            );
+        }
+        v
+    }
+
+    fn base() -> Url {
+        Url::parse("https://api.example.com/v1/").unwrap()
+    }
+
+    fn prepare(method: &str, href: &str, v: Variables) -> Result<Prepared> {
+        let target = Target::new(href.to_owned(), None, v, None)?;
+        Request::new(method, target)?.prepare(&base())
+    }
+
+    #[test]
+    fn expands_and_resolves_once() {
+        let p = prepare(
+            "GET",
+            "orders/{id}{?q}",
+            vars(&[("id", Some("7")), ("q", None)]),
+        );
+        let p = p.unwrap();
+        assert_eq!(p.url.as_str(), "https://api.example.com/v1/orders/7");
+        assert_eq!(p.template.as_deref(), Some("orders/{id}{?q}"));
+        assert!(p.body.is_none());
+    }
+
+    #[test]
+    fn unknown_and_missing_variables() {
+        let err = prepare("GET", "/o/{id}", vars(&[("ref", Some("x"))])).unwrap_err();
+        assert!(matches!(err, Error::UnknownVariable(ref m)
+            if m == "'/o/{id}' got unexpected variable(s) 'ref'; it declares id"));
+        let err = prepare("GET", "/o/{id}", vars(&[("id", None)])).unwrap_err();
+        assert!(matches!(err, Error::UnknownVariable(ref m) if m.contains("is None")));
+        let err = Target::new(
+            "/o".into(),
+            Some(false),
+            vars(&[("a", Some("1"))]),
+            Some("rel"),
+        );
+        assert!(matches!(err, Err(Error::UnknownVariable(ref m))
+            if m == "'rel' is not a template; it takes no variables"));
+    }
+
+    #[test]
+    fn values_stay_in_their_segment() {
+        for value in [".", ".."] {
+            let err = prepare("GET", "/o/{id}", vars(&[("id", Some(value))])).unwrap_err();
+            assert!(matches!(err, Error::Template(_)), "{value}");
+        }
+        let err = prepare("GET", "/o/{+id}", vars(&[("id", Some("%2e%2E"))])).unwrap_err();
+        assert!(matches!(err, Error::Template(_)));
+    }
+
+    #[test]
+    fn method_and_body_policy() {
+        assert!(matches!(
+            prepare("DELETE", "/o", Variables::default()),
+            Err(Error::Configuration(_))
+        ));
+        let post = prepare("POST", "/o", Variables::default()).unwrap();
+        assert_eq!(post.body.as_deref(), Some(&b"{}"[..]));
+        assert_eq!(post.headers[CONTENT_TYPE], "application/json");
+        assert!(prepare("PATCH", "/o", Variables::default()).is_err());
+        let target = Target::new("/o".into(), None, Variables::default(), None).unwrap();
+        let mut patch = Request::new("PATCH", target).unwrap();
+        patch.body = Some(Bytes::from_static(b"{\"a\":1}"));
+        patch.if_match = Some("\"v1\"".into());
+        patch.headers = vec![("traceparent".into(), "00-ab-cd-01".into())];
+        let patch = patch.prepare(&base()).unwrap();
+        assert_eq!(patch.headers[CONTENT_TYPE], "application/merge-patch+json");
+        assert_eq!(patch.headers[IF_MATCH], "\"v1\"");
+        assert_eq!(patch.api_headers["traceparent"], "00-ab-cd-01");
+    }
+}
