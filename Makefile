@@ -42,9 +42,10 @@ fmt: $(PY) ## format Rust and Python sources
 	$(VENV)/bin/ruff check --fix python tests examples benches scripts
 
 BENCH_VENV ?= .venv-bench
-bench: ## the benchmarks of benches/ vs the peers (release build in .venv-bench; BENCHMARKS.md)
+# opentelemetry-api and -sdk: the telemetry workload (on with the no-op tracer, and with an SDK).
+bench: ## the benchmarks of benches/ vs the peers, with the targets' table (release build in .venv-bench; BENCHMARKS.md)
 	test -x $(BENCH_VENV)/bin/python || python3 -m venv $(BENCH_VENV)
-	$(BENCH_VENV)/bin/pip install -q -e '.[bench]'
+	$(BENCH_VENV)/bin/pip install -q -e '.[bench]' opentelemetry-api opentelemetry-sdk
 	bash benches/run.sh $(BENCH_VENV)/bin/python
 	bash benches/sandbox_wrk.sh 5s $(BENCH_VENV)/bin/python
 

@@ -678,10 +678,14 @@ def import_time(rounds: int, out: dict[str, Any]) -> None:
         "import time; t = time.perf_counter(); import recurring_payments; "
         "print((time.perf_counter() - t) * 1e3)"
     )
+    # As after `pip install` (which compiles the modules): bytecode written once, then read.
+    # PYTHONDONTWRITEBYTECODE in the caller's environment would time the compiler instead.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, env=env)
     times = [
         float(
             subprocess.run(
-                [sys.executable, "-c", code], check=True, capture_output=True, text=True
+                [sys.executable, "-c", code], check=True, capture_output=True, text=True, env=env
             ).stdout
         )
         for _ in range(rounds)
@@ -697,6 +701,7 @@ def import_time(rounds: int, out: dict[str, Any]) -> None:
         check=True,
         capture_output=True,
         text=True,
+        env=env,
     )
     rows = []
     for line in done.stderr.splitlines():
