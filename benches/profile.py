@@ -1,7 +1,10 @@
 """One of our client's workloads, repeated, for a profiler (benches/profile.sh runs it under
 callgrind twice, N times and 0 times, so that start-up, imports and warm-up cancel out).
 
-    python benches/profile.py WORKLOAD N     WORKLOAD: follow, mandates, wide, wide-all, async
+    python benches/profile.py WORKLOAD N
+
+WORKLOAD: follow, mandates, wide, wide-all, async (ours); pyreqwest-follow, requests-follow
+(a peer's follow: its instruction count against ours is a ratio that load does not move).
 
 The server comes from ``BENCH_CHILD_SERVER`` (bench.child_server). Before the N repetitions
 one untimed round warms everything a repetition uses (token, entry point, connection, the
@@ -39,8 +42,9 @@ def main(workload: str, n: int) -> None:
     if workload == "async":
         run_async(n)
         return
-    client = bench.ours(bench.child_server())
-    if workload == "follow":
+    peers = {"pyreqwest-follow": bench.pyreqwest_client, "requests-follow": bench.requests_client}
+    client = peers.get(workload, bench.ours)(bench.child_server())
+    if workload.endswith("follow"):
         op = client.follow
     else:
         read = client.collections[workload]
