@@ -52,10 +52,15 @@ fmt: $(PY) ## format Rust and Python sources
 	$(VENV)/bin/ruff check --fix python tests examples benches scripts
 
 BENCH_VENV ?= .venv-bench
-bench: ## the benchmarks of benches/ vs the peers (release build in .venv-bench; BENCHMARKS.md)
+# Options of benches/bench.py, e.g. BENCH_ARGS="--json results.json" or "--only sequential".
+# Both venvs are editable installs of this tree, sharing python/recurring_payments/_core*.so:
+# a `make dev` after this puts the quick build back (run `make bench` last).
+BENCH_ARGS ?=
+# opentelemetry-api and -sdk: the telemetry workload (on with the no-op tracer, and with an SDK).
+bench: ## the benchmarks of benches/ vs the peers, with the targets' table (release build in .venv-bench; BENCHMARKS.md)
 	test -x $(BENCH_VENV)/bin/python || python3 -m venv $(BENCH_VENV)
-	$(BENCH_VENV)/bin/pip install -q -e '.[bench]'
-	bash benches/run.sh $(BENCH_VENV)/bin/python
+	$(BENCH_VENV)/bin/pip install -q -e '.[bench]' opentelemetry-api opentelemetry-sdk
+	bash benches/run.sh $(BENCH_VENV)/bin/python $(BENCH_ARGS)
 	bash benches/sandbox_wrk.sh 5s $(BENCH_VENV)/bin/python
 
 SOAK_SECONDS ?= 300

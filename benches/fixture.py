@@ -7,8 +7,10 @@
   point, with absolute hrefs to NGINX_BASE_URL, as the sandbox renders its own).
 
 The entry point has a templated link ``bench-mandate`` (``/bench/mandates/{id}``, one small
-mandate per id in ``MANDATE_IDS``) and a plain link ``bench-mandates`` to a collection of
-``COLLECTION_SIZE`` embedded mandates (~1.8 MB).
+mandate per id in ``MANDATE_IDS``), a plain link ``bench-mandates`` to a collection of
+``COLLECTION_SIZE`` embedded mandates (~1.8 MB: 5 fields, a nested object and 3 links each), and
+``bench-wide`` to a collection of ``COLLECTION_SIZE`` flat items of ``WIDE_FIELDS`` (8 scalar
+fields) and 2 links each (~1.6 MB).
 """
 
 from __future__ import annotations
@@ -23,7 +25,9 @@ COLLECTION_SIZE = 5_000
 LINKS = [
     {"rel": "bench-mandate", "href": "/bench/mandates/{id}", "templated": True},
     {"rel": "bench-mandates", "href": "/bench/mandates"},
+    {"rel": "bench-wide", "href": "/bench/wide"},
 ]
+WIDE_FIELDS = ("id", "reference", "status", "amount", "currency", "created", "debtor", "iban")
 
 
 def mandate(n: int, ident: str) -> dict[str, Any]:
@@ -42,6 +46,25 @@ def mandate(n: int, ident: str) -> dict[str, Any]:
     }
 
 
+def wide_item(n: int) -> dict[str, Any]:
+    """8 scalar fields and 2 links: the shape of a typical list entry."""
+    ident = f"MW{n:06d}"
+    return {
+        "id": ident,
+        "reference": f"RUM-WIDE-{n:06d}",
+        "status": "active" if n % 7 else "revoked",
+        "amount": 10 + n % 90 + 0.5,
+        "currency": "EUR",
+        "created": f"2026-{1 + n % 12:02d}-{1 + n % 28:02d}T10:00:00Z",
+        "debtor": f"Debtor {n:06d}",
+        "iban": "FR7630006000011234567890189",
+        "_links": {
+            "self": {"href": f"/bench/wide/{ident}"},
+            "creditor": {"href": "/bench/creditors/benchcreditor"},
+        },
+    }
+
+
 def documents() -> dict[str, dict[str, Any]]:
     docs = {f"/bench/mandates/{ident}": mandate(n, ident) for n, ident in enumerate(MANDATE_IDS)}
     items = [mandate(n, f"MX{n:06d}") for n in range(COLLECTION_SIZE)]
@@ -49,6 +72,11 @@ def documents() -> dict[str, dict[str, Any]]:
         "count": len(items),
         "_links": {"self": {"href": "/bench/mandates"}},
         "_embedded": {"mandates": items},
+    }
+    docs["/bench/wide"] = {
+        "count": COLLECTION_SIZE,
+        "_links": {"self": {"href": "/bench/wide"}},
+        "_embedded": {"items": [wide_item(n) for n in range(COLLECTION_SIZE)]},
     }
     return docs
 
@@ -75,8 +103,13 @@ def main(out: Path, nginx_base: str) -> None:
         target = site / (path.lstrip("/") + ".json")
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(json.dumps(doc, separators=(",", ":")))
-    size = (site / "bench" / "mandates.json").stat().st_size
-    print(f"fixture: {len(docs)} documents, collection {size / 1e6:.2f} MB", file=sys.stderr)
+    sizes = [
+        (site / "bench" / f"{name}.json").stat().st_size / 1e6 for name in ("mandates", "wide")
+    ]
+    print(
+        f"fixture: {len(docs)} documents, collections {sizes[0]:.2f} MB and {sizes[1]:.2f} MB",
+        file=sys.stderr,
+    )
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """The benchmark harness (benches/) still runs: its documents load into the sandbox through
-``serve --resources``' loader, and our client's side of each workload gives the right answers.
+``serve --resources``' loader, our client's side of each workload gives the right answers, and
+the workloads that run only ours (telemetry, memory, import) and the table run at tiny sizes.
 The peers are not installed here; `make bench` runs the real thing."""
 
 from __future__ import annotations
@@ -8,6 +9,7 @@ import asyncio
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -15,10 +17,11 @@ from recurring_payments.cli.serve import load_resources
 from recurring_payments.testing import FakeServer
 
 BENCHES = Path(__file__).parents[2] / "benches"
+ACTIVE = sum(1 for n in range(5_000) if n % 7)
 
 
 @pytest.fixture
-def bench(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[object]:
+def bench(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Any]:
     monkeypatch.syspath_prepend(str(BENCHES))
     import bench as module
     import fixture
@@ -29,27 +32,64 @@ def bench(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[object]:
         sys.modules.pop(name, None)
 
 
-def test_our_side_of_every_workload(bench: object, tmp_path: Path) -> None:
+@pytest.fixture
+def target(bench: Any, tmp_path: Path) -> Iterator[Any]:
     with FakeServer() as server:
         load_resources(server, str(tmp_path / "sandbox.json"))
-        target = bench.Server(  # type: ignore[attr-defined]
+        yield bench.Server(
             "sandbox",
             server.base_url,
             server.profile,
             (server.credentials.app_name, server.credentials.app_secret),
         )
-        follow, collection, close = bench.ours(target)  # type: ignore[attr-defined]
-        for i in range(20):
-            follow(i)
-        assert collection() == sum(1 for n in range(5_000) if n % 7)
-        close()
 
-        async def run_async() -> float:
-            follow, aclose = await bench.ours_async(target, 4)  # type: ignore[attr-defined]
-            rate: float = await bench._drive(follow, 4, 0.1)  # type: ignore[attr-defined]
-            await aclose()
-            return rate
 
-        assert asyncio.run(run_async()) > 0
+def test_our_side_of_every_workload(bench: Any, target: Any, tmp_path: Path) -> None:
+    ours = bench.ours(target)
+    for i in range(20):
+        ours.follow(i)
+    assert {name: read() for name, read in ours.collections.items()} == {
+        "mandates": ACTIVE,
+        "wide": ACTIVE,
+        "wide-all": ACTIVE,
+    }
+    ours.close()
+
+    async def run_async() -> float:
+        follow, aclose = await bench.ours_async(target, 4)
+        rate: float = await bench._drive(follow, 4, 0.1)
+        await aclose()
+        return rate
+
+    assert asyncio.run(run_async()) > 0
     site = tmp_path / "site"
     assert (site / "index.json").exists() and (site / "bench" / "mandates" / "MD0003.json").exists()
+    assert (site / "bench" / "wide.json").exists()
+
+
+def test_the_wide_items_carry_8_fields_and_2_links(bench: Any) -> None:
+    import fixture
+
+    item = fixture.wide_item(3)
+    assert len(item) - 1 == len(fixture.WIDE_FIELDS) == 8 and len(item["_links"]) == 2
+
+
+def test_telemetry_memory_import_and_the_table(
+    bench: Any, target: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out: dict[str, Any] = {}
+    bench.telemetry(target, 1, 5, out)
+    bench.memory(target, 1_200, out)
+    bench.import_time(1, out)
+    printed = capsys.readouterr().out
+    if bench.has_telemetry():
+        assert out["telemetry/sandbox"][bench.TELEMETRY_ON]
+    else:  # skipped with a note until rp.Client takes `telemetry` (issue 15)
+        assert "telemetry: skipped" in printed
+    assert out["rss/sandbox"]["after_1200"] > 0 and out["import_cpu_ms"][0] > 0
+    # The table, on what ran: ours alone has no ratio, the other targets have a verdict.
+    out["sequential/sandbox"] = {bench.OURS: [100.0], "pyreqwest": [150.0], bench.FLOOR: [90.0]}
+    table = bench.table(out)
+    assert "| sequential, µs/follow | sandbox | **100.0** |" in table
+    assert "150.0 (1.50\u00d7)" in table and "(ours 1.11\u00d7 its time) | " in table
+    assert "| met |" in table and "RSS flat" in table and "import recurring_payments" in table

@@ -1,0 +1,60 @@
+"""One of our client's workloads, repeated, for a profiler (benches/profile.sh runs it under
+callgrind twice, N times and 0 times, so that start-up, imports and warm-up cancel out).
+
+    python benches/profile.py WORKLOAD N
+
+WORKLOAD: follow, mandates, wide, wide-all, async (ours); pyreqwest-follow, requests-follow
+(a peer's follow: its instruction count against ours is a ratio that load does not move).
+
+The server comes from ``BENCH_CHILD_SERVER`` (bench.child_server). Before the N repetitions
+one untimed round warms everything a repetition uses (token, entry point, connection, the
+link's parsed template, the relation index).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import bench
+
+CONCURRENCY = 32
+
+
+def run_async(n: int) -> None:
+    async def main() -> None:
+        follow, aclose = await bench.ours_async(bench.child_server(), CONCURRENCY)
+
+        async def worker(w: int, count: int) -> None:
+            for i in range(count):
+                await follow(w + i)
+
+        await asyncio.gather(*(worker(w, 2) for w in range(CONCURRENCY)))  # warm-up
+        await asyncio.gather(*(worker(w, n // CONCURRENCY) for w in range(CONCURRENCY)))
+        await aclose()
+
+    asyncio.run(main())
+
+
+def main(workload: str, n: int) -> None:
+    if workload == "async":
+        run_async(n)
+        return
+    peers = {"pyreqwest-follow": bench.pyreqwest_client, "requests-follow": bench.requests_client}
+    client = peers.get(workload, bench.ours)(bench.child_server())
+    if workload.endswith("follow"):
+        op = client.follow
+    else:
+        read = client.collections[workload]
+        op = lambda i: read()  # noqa: E731
+    for i in range(2):  # warm-up
+        op(i)
+    for i in range(n):
+        op(i)
+    client.close()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], int(sys.argv[2]))
