@@ -34,6 +34,7 @@ mod _core {
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+        super::errors::bind(m.py())?;
         super::shutdown::register(m)
     }
 }
