@@ -1,16 +1,24 @@
-"""Errors say whose fault they are: ``rp.InternalError`` (a ``RuntimeError``) for internal
-failures; the exception classes are bound when ``_core`` is imported."""
+"""Errors say whose fault they are: an internal failure is ``rp.InternalError`` (a
+``RuntimeError``), never a ``ConfigurationError``; the exception classes are bound when
+``_core`` is imported."""
 
 from __future__ import annotations
 
 import copy
+import os
 import pickle
+import signal
 import subprocess
 import sys
 import textwrap
+import threading
+import types
+
+import pytest
 
 import recurring_payments as rp
 import recurring_payments.errors
+from recurring_payments.testing import FakeServer
 
 
 def test_internal_error_is_exported_and_plain_data() -> None:
@@ -22,6 +30,38 @@ def test_internal_error_is_exported_and_plain_data() -> None:
     for other in (pickle.loads(pickle.dumps(err)), copy.copy(err)):
         assert type(other) is rp.InternalError
         assert str(other) == str(err) and other.outcome_unknown is False
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGUSR1"), reason="needs SIGUSR1")
+def test_a_request_from_a_signal_handler_during_a_request_is_internal(
+    server: FakeServer,
+) -> None:
+    # The sync client runs Python's signal handlers while it waits (Ctrl-C); a handler that
+    # starts a request on the waiting thread cannot be served, and that is no setting's fault.
+    seen: list[BaseException] = []
+    with server.client(retries=0) as client:
+        client.authenticate()
+
+        def on_signal(signum: int, frame: types.FrameType | None) -> None:
+            try:
+                client.get("/")  # not root(): its cache lock would wait for the outer root()
+            except BaseException as exc:  # whatever the nested request raised
+                seen.append(exc)
+
+        previous = signal.signal(signal.SIGUSR1, on_signal)
+        try:
+            server.delay_next(1.0, path="/")
+            timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGUSR1))
+            timer.start()
+            assert client.root().status == 200  # the outer request is not disturbed
+            timer.join()
+        finally:
+            signal.signal(signal.SIGUSR1, previous)
+    assert len(seen) == 1, seen
+    (err,) = seen
+    assert isinstance(err, rp.InternalError), repr(err)
+    assert not isinstance(err, rp.ConfigurationError)
+    assert "waits for another" in str(err)
 
 
 # Loads `_core` without the package's __init__ (which imports the classes by name itself), after
