@@ -1,6 +1,6 @@
 """Errors say whose fault they are: an internal failure is ``rp.InternalError`` (a
-``RuntimeError``), never a ``ConfigurationError``; the exception classes are bound when
-``_core`` is imported."""
+``RuntimeError``), never a ``ConfigurationError``; an href the server sent that cannot be used is
+a ``ProtocolError``; the exception classes are bound when ``_core`` is imported."""
 
 from __future__ import annotations
 
@@ -62,6 +62,24 @@ def test_a_request_from_a_signal_handler_during_a_request_is_internal(
     assert isinstance(err, rp.InternalError), repr(err)
     assert not isinstance(err, rp.ConfigurationError)
     assert "waits for another" in str(err)
+
+
+@pytest.mark.parametrize("href", ["http://[::1/x", "http://api.example.com:99999/x"])
+def test_an_unusable_href_from_the_server_is_a_protocol_error(
+    server: FakeServer, client: rp.Client, href: str
+) -> None:
+    server.add_resource("/odd", {"_links": {"self": {"href": href}, "next": {"href": href}}})
+    resource = client.get("/odd")
+    with pytest.raises(rp.ProtocolError, match="from the server") as caught:
+        resource.url  # noqa: B018
+    assert not isinstance(caught.value, rp.ConfigurationError)
+    with pytest.raises(rp.ProtocolError):
+        resource.links["next"].expand()
+
+
+def test_a_bad_url_from_the_caller_stays_a_configuration_error(client: rp.Client) -> None:
+    with pytest.raises(rp.ConfigurationError):
+        client.get("http://[::1/x")
 
 
 # Loads `_core` without the package's __init__ (which imports the classes by name itself), after

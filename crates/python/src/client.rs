@@ -180,9 +180,9 @@ impl NativeClient {
         })
     }
 
-    /// The absolute URL of a reference (relative ones resolve against base_url).
+    /// The absolute URL of an href the server sent (relative ones resolve against base_url).
     fn resolve(&self, reference: &str) -> Outcome<String> {
-        Ok(self.core.resolve(reference)?.to_string())
+        Ok(self.core.resolve_href(reference)?.to_string())
     }
 
     #[getter]
