@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::{HeaderName, HeaderValue, Method};
+use hyper::http::{HeaderName, HeaderValue, Method};
 use serde_json::Value;
 
 use super::error::{Result, SandboxError};

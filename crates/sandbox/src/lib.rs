@@ -1,10 +1,12 @@
 //! The sandbox server: a strict, in-process fake of the whole API (token endpoint, entry point,
 //! static resources, routes, demo data), with a journal, injected faults and a virtual clock.
 //!
-//! It runs on the process's one tokio runtime. The accept loop is hyper's own rather than
-//! `axum::serve`, because a fake must be able to close a connection without answering
-//! (`drop_next`) and a stop must be bounded even when a request is stuck in a handler.
+//! It runs on the process's one tokio runtime, on hyper alone: routing is the store's own
+//! (`store.rs`), and the accept loop is ours because a fake must be able to close a connection
+//! without answering (`drop_next`) and a stop must be bounded even when a request is stuck in
+//! a handler.
 
+mod body;
 pub mod clock;
 mod control;
 pub mod demo;

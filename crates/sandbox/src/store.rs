@@ -7,8 +7,8 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use axum::http::Method;
 use bytes::Bytes;
+use hyper::http::Method;
 use percent_encoding::percent_decode_str;
 use serde_json::Value;
 
