@@ -27,6 +27,7 @@ __all__ = [
     "ConfigurationError",
     "Error",
     "HTTPError",
+    "InternalError",
     "LinkNotFoundError",
     "NotFoundError",
     "PreconditionFailedError",
@@ -80,6 +81,19 @@ class ConfigurationError(Error, ValueError):
     Traceback (most recent call last):
     ...
     recurring_payments.errors.ConfigurationError: refusing plain http to api.example.com ...
+    """
+
+
+class InternalError(Error, RuntimeError):
+    """The library cannot work in the state this process or thread is in: its I/O runtime
+    cannot start or is gone, a lock was poisoned by a crash, or a request was started from a
+    signal handler while the same thread waits for another request. Neither a setting nor the
+    server caused it; nothing was sent (``outcome_unknown`` is ``False``). Also a
+    ``RuntimeError``.
+
+    >>> err = rp.InternalError("this thread's I/O runtime is gone")
+    >>> isinstance(err, RuntimeError), isinstance(err, ValueError), err.outcome_unknown
+    (True, False, False)
     """
 
 

@@ -26,6 +26,7 @@ import asyncio
 import atexit
 import inspect
 import json
+import math
 import secrets
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
@@ -57,6 +58,73 @@ async def _completed(awaitable: Awaitable[HandlerResult]) -> HandlerResult:
 
 
 _live: weakref.WeakSet[FakeServer] = weakref.WeakSet()
+
+
+# The largest counts the native server takes (a u32, a u64).
+_U32 = 2**32 - 1
+_U64 = 2**64 - 1
+
+# Misuse of the sandbox is a TypeError or ValueError naming the argument and what it accepts,
+# raised before anything changes: never a client error (rp.Error), which a test could mistake
+# for the client's behaviour.
+
+
+def _int(name: str, value: object, low: int, high: int) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
+    if low <= value <= high:
+        return value
+    # A bound that is only the native type's limit is named when it is the one exceeded.
+    accepted = f"from {low} to {high}" if value > high or high <= 65_535 else f">= {low}"
+    raise ValueError(f"{name} must be an int {accepted}, not {value}")
+
+
+def _seconds(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"{name} must be a number of seconds, not {type(value).__name__}")
+    seconds = float(value)
+    if not (math.isfinite(seconds) and seconds >= 0):
+        raise ValueError(f"{name} must be a finite number of seconds >= 0, not {value}")
+    return seconds
+
+
+def _bool(name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
+    return value
+
+
+def _str(name: str, value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
+    return value
+
+
+def _path(value: object) -> str | None:
+    """A fault's ``path``: ``None`` (every API request), a path, or an absolute URL."""
+    if value is None:
+        return None
+    path = _str("path", value)
+    if not path.startswith(("/", "http://", "https://")):
+        raise ValueError(
+            f"path must be None, a path starting with '/' or an absolute URL, not {path!r}"
+        )
+    return path
+
+
+def _headers(value: object) -> list[tuple[str, str]]:
+    if value is None:
+        return []
+    if not isinstance(value, Mapping):
+        raise TypeError(f"headers must be a mapping of str to str, not {type(value).__name__}")
+    pairs = list(value.items())
+    for name, text in pairs:
+        if not isinstance(name, str) or not isinstance(text, str):
+            raise TypeError(
+                f"headers must be a mapping of str to str, not {type(name).__name__} to "
+                f"{type(text).__name__}"
+            )
+    return pairs
 
 
 @atexit.register
@@ -123,7 +191,14 @@ class FakeServer:
         journal_limit: int = 100_000,
         tls: bool = False,
     ) -> None:
-        self._native = _core.SandboxServer(token_ttl, demo, host, port, journal_limit, tls)
+        self._native = _core.SandboxServer(
+            _seconds("token_ttl", token_ttl),
+            _bool("demo", demo),
+            _str("host", host),
+            _int("port", port, 0, 65535),
+            _int("journal_limit", journal_limit, 0, _U32),
+            _bool("tls", tls),
+        )
         self.demo = demo
         self.tls = tls
         self.token_ttl = token_ttl
@@ -241,7 +316,7 @@ class FakeServer:
         >>> server.client(credentials=rp.AppCredentials("shop-app", "s3cr3t")).authenticate()
         Token(scope="api", jti="...", expires_in=960)
         """
-        self._native.add_app(app_name, app_secret)
+        self._native.add_app(_str("app_name", app_name), _str("app_secret", app_secret))
 
     def add_admin(self, creditor: str, login: str, password: str) -> None:
         """Register a dashboard user (Basic ``creditor#login:password``, scope ``api_admin``).
@@ -251,7 +326,9 @@ class FakeServer:
         >>> admin.authenticate().scope
         'api_admin'
         """
-        self._native.add_admin(creditor, login, password)
+        self._native.add_admin(
+            _str("creditor", creditor), _str("login", login), _str("password", password)
+        )
 
     def add_link(
         self, rel: str, href: str, templated: bool = False, admin_only: bool = False
@@ -266,7 +343,12 @@ class FakeServer:
         >>> client.get_thing
         <Link get-thing http://127.0.0.1:.../things/{id} (templated)>
         """
-        self._native.add_link(rel, href, templated, admin_only)
+        self._native.add_link(
+            _str("rel", rel),
+            _str("href", href),
+            _bool("templated", templated),
+            _bool("admin_only", admin_only),
+        )
 
     def add_resource(self, path: str, document: Mapping[str, Any]) -> None:
         """Serve ``document`` (a JSON object) for GET at ``path``, hrefs as given.
@@ -278,8 +360,16 @@ class FakeServer:
         <Resource http://127.0.0.1:.../things/1 status=200 state=[id] links=1>
         """
         if not isinstance(document, Mapping):
-            raise TypeError(f"a resource is a JSON object (a dict), not {type(document).__name__}")
-        self._native.add_resource(path, json.dumps(document, allow_nan=False))
+            raise TypeError(
+                f"document must be a JSON object (a dict), not {type(document).__name__}"
+            )
+        try:
+            text = json.dumps(document, allow_nan=False)
+        except TypeError as exc:
+            raise TypeError(f"document must hold JSON values only: {exc}") from None
+        except ValueError as exc:  # NaN or an infinity; a circular reference
+            raise ValueError(f"document must hold JSON values only: {exc}") from None
+        self._native.add_resource(_str("path", path), text)
 
     def route(self, method: str, path_template: str, handler: Handler) -> None:
         """Answer ``method`` (GET, POST or PATCH) on ``path_template`` with ``handler``.
@@ -309,8 +399,12 @@ class FakeServer:
         >>> thing.status, thing["name"], thing.url
         (201, 'lamp', 'http://127.0.0.1:.../things/7')
         """
+        _str("method", method)
+        _str("path_template", path_template)
         if not callable(handler):
-            raise TypeError("handler must be callable")
+            raise TypeError(
+                f"handler must be callable (request) -> body, not {type(handler).__name__}"
+            )
 
         def call(request: SandboxRequest) -> HandlerResult:
             result = handler(request)
@@ -385,7 +479,7 @@ class FakeServer:
         >>> server.clock >= 120
         True
         """
-        self._native.advance_clock(float(seconds))
+        self._native.advance_clock(_seconds("seconds", seconds))
 
     @property
     def clock(self) -> float:
@@ -423,7 +517,12 @@ class FakeServer:
         >>> [(r.path, r.status) for r in server.requests[1:]]
         [('/', 503), ('/', 200)]
         """
-        self._native.fail_next(status, count, path, list((headers or {}).items()))
+        self._native.fail_next(
+            _int("status", status, 400, 599),
+            _int("count", count, 1, _U32),
+            _path(path),
+            _headers(headers),
+        )
 
     def drop_next(self, count: int = 1, path: str | None = None) -> None:
         """Close the connection of the next ``count`` matching requests without answering.
@@ -434,7 +533,7 @@ class FakeServer:
         >>> [r.status for r in server.requests if r.path == "/"]
         [None, 200]
         """
-        self._native.drop_next(count, path)
+        self._native.drop_next(_int("count", count, 1, _U32), _path(path))
 
     def delay_next(self, seconds: float, count: int = 1, path: str | None = None) -> None:
         """Hold the answer (headers included) to the next ``count`` matching requests for
@@ -446,7 +545,9 @@ class FakeServer:
         ...
         recurring_payments.errors.TimeoutError: GET http://127.0.0.1:.../: timed out: ...
         """
-        self._native.delay_next(float(seconds), count, path)
+        self._native.delay_next(
+            _seconds("seconds", seconds), _int("count", count, 1, _U32), _path(path)
+        )
 
     def malformed_next(self, count: int = 1, path: str | None = None) -> None:
         """Answer the next ``count`` matching requests 200 with a body that is not valid JSON.
@@ -457,7 +558,7 @@ class FakeServer:
         ...
         recurring_payments.errors.ProtocolError: GET http://...: response body is not valid ...
         """
-        self._native.malformed_next(count, path)
+        self._native.malformed_next(_int("count", count, 1, _U32), _path(path))
 
     def respond_next(
         self,
@@ -492,17 +593,22 @@ class FakeServer:
         ...
         recurring_payments.errors.ProtocolError: ...
         """
-        data = body.encode() if isinstance(body, str) else bytes(body)
+        if isinstance(body, str):
+            data = body.encode()
+        elif isinstance(body, (bytes, bytearray, memoryview)):
+            data = bytes(body)
+        else:
+            raise TypeError(f"body must be bytes or str, not {type(body).__name__}")
         self._native.respond_next(
-            status,
-            list((headers or {}).items()),
+            _int("status", status, 200, 599),
+            _headers(headers),
             data,
-            count,
-            path,
-            repeat,
-            cut_after,
-            float(chunk_delay),
-            chunked,
+            _int("count", count, 1, _U32),
+            _path(path),
+            _int("repeat", repeat, 1, _U64),
+            None if cut_after is None else _int("cut_after", cut_after, 0, _U64),
+            _seconds("chunk_delay", chunk_delay),
+            _bool("chunked", chunked),
         )
 
     def clear_faults(self) -> None:

@@ -14,9 +14,12 @@ import copy
 import email.utils
 import multiprocessing
 import multiprocessing.pool
+import os
 import pickle
+import signal
 import socket
 import sys
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -97,11 +100,35 @@ def _root(**settings: Any) -> Callable[[Target], object]:
     return lambda target: target.client(**settings).root()
 
 
+def _reentered(target: Target) -> object:
+    """A request started by a signal handler while this thread waits for another (the sync
+    client runs handlers while it waits): InternalError. Needs the process's main thread."""
+    seen: list[rp.Error] = []
+    with target.client(retries=0) as client:
+
+        def on_signal(signum: int, frame: object) -> None:
+            try:
+                client.get("/")
+            except rp.Error as exc:
+                seen.append(exc)
+
+        previous = signal.signal(signal.SIGUSR1, on_signal)
+        try:
+            timer = threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGUSR1))
+            timer.start()
+            client.get("/")  # answered after the delay armed on "/"
+            timer.join()
+        finally:
+            signal.signal(signal.SIGUSR1, previous)
+    raise seen[0]
+
+
 CASES: dict[str, Case] = {
     "configuration": Case(
         "ConfigurationError",
         lambda t: t.client(base_url="http://api.example.com"),
     ),
+    "internal": Case("InternalError", _reentered, lambda s: s.delay_next(1.0, path="/")),
     "template": Case("TemplateError", lambda t: t.client().get("/orders{?reference")),
     "link_not_found": Case("LinkNotFoundError", lambda t: t.client().root().get_nothing),
     "refused": Case(

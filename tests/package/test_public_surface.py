@@ -11,6 +11,7 @@ import recurring_payments as rp
 ERRORS = {
     "Error",
     "ConfigurationError",
+    "InternalError",
     "TransportError",
     "TimeoutError",
     "HTTPError",
@@ -43,6 +44,7 @@ def test_version_matches_the_core() -> None:
     ("child", "parents"),
     [
         ("ConfigurationError", (rp.Error, ValueError)),
+        ("InternalError", (rp.Error, RuntimeError)),
         ("TransportError", (rp.Error,)),
         ("TimeoutError", (rp.TransportError, builtins.TimeoutError)),
         ("HTTPError", (rp.Error,)),

@@ -48,7 +48,7 @@ def test_fixed_port_and_restart() -> None:
 
 
 def test_port_in_use_is_an_error(rp_server: FakeServer) -> None:
-    with pytest.raises(ValueError, match="cannot listen"):
+    with pytest.raises(OSError, match="cannot listen"):  # as socket.bind raises
         FakeServer(port=port_of(rp_server)).start()
 
 

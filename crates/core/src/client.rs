@@ -126,6 +126,17 @@ impl Client {
         template::resolve(&self.base, reference)
     }
 
+    /// An absolute URL for an href the server sent: one that cannot be resolved broke the
+    /// protocol (`Protocol`), where a reference the caller gave is a `Configuration` error.
+    pub fn resolve_href(&self, href: &str) -> Result<Url> {
+        self.base.join(href).map_err(|e| {
+            Error::protocol(format!(
+                "unusable href {} from the server: {e}",
+                double_quoted(href)
+            ))
+        })
+    }
+
     /// Same scheme, host and port as `base_url`: only there do we send the bearer token.
     pub fn is_api_origin(&self, url: &Url) -> bool {
         url.origin() == self.base.origin()

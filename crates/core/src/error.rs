@@ -27,6 +27,11 @@ pub struct ResponseFacts {
 pub enum Error {
     /// Bad client settings: base URL, plain http to a remote host, bad CA file, ...
     Configuration(String),
+    /// The library cannot work in the state this process or thread is in: its I/O runtime
+    /// cannot start or is gone (a thread ending), a registry lock poisoned by a panic, a request
+    /// started from a signal handler while this thread waits for another. Neither a setting
+    /// nor the server caused it (Python `InternalError`, a `RuntimeError`).
+    Internal(String),
     /// Connection refused or reset, TLS failure, body cut short. `outcome_unknown`: the
     /// caller's POST/PATCH may have reached the server and no complete answer came (API.md §8).
     Transport {
@@ -129,9 +134,10 @@ impl Error {
 impl fmt::Display for Error {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Error::Configuration(m) | Error::Template(m) | Error::UnknownVariable(m) => {
-                f.write_str(m)
-            }
+            Error::Configuration(m)
+            | Error::Internal(m)
+            | Error::Template(m)
+            | Error::UnknownVariable(m) => f.write_str(m),
             Error::Transport {
                 method,
                 url,

@@ -99,7 +99,7 @@ pub fn runtime() -> crate::error::Result<&'static tokio::runtime::Runtime> {
             .enable_all()
             .build()
             .map_err(|e| {
-                crate::error::Error::Configuration(format!("cannot start the I/O runtime: {e}"))
+                crate::error::Error::Internal(format!("cannot start the I/O runtime: {e}"))
             })
     })
 }
@@ -174,13 +174,13 @@ thread_local! {
 /// (`transport::Driver::ThisThread`): their connections are polled only while this thread is
 /// in here, so they never serve another thread.
 pub fn block_on_here<F: std::future::Future>(future: F) -> crate::error::Result<F::Output> {
-    let gone = || crate::error::Error::Configuration("this thread's I/O runtime is gone".into());
+    let gone = || crate::error::Error::Internal("this thread's I/O runtime is gone".into());
     LOCAL
         .try_with(|cell| {
             // Borrowed already: a request from inside a request on this thread (a signal handler
             // run by the interrupt check); tokio would panic on the nested block_on.
             let mut slot = cell.try_borrow_mut().map_err(|_| {
-                crate::error::Error::Configuration(
+                crate::error::Error::Internal(
                     "a request cannot start while this thread waits for another one".into(),
                 )
             })?;
@@ -190,7 +190,7 @@ pub fn block_on_here<F: std::future::Future>(future: F) -> crate::error::Result<
                     .build()
                     .map(|rt| LocalRuntime(Some(rt)))
                     .map_err(|e| {
-                        crate::error::Error::Configuration(format!(
+                        crate::error::Error::Internal(format!(
                             "cannot start this thread's I/O runtime: {e}"
                         ))
                     })

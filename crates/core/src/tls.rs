@@ -25,7 +25,7 @@ pub fn client_config(verify: &Verify) -> Result<ClientConfig> {
     let configs = CONFIGS.get_or_try_init(|| Ok::<_, Error>(Mutex::new(HashMap::new())))?;
     let mut configs = configs
         .lock()
-        .map_err(|_| Error::Configuration("TLS configuration registry poisoned".into()))?;
+        .map_err(|_| Error::Internal("TLS configuration registry poisoned".into()))?;
     if let Some(config) = configs.get(verify) {
         return Ok(config.clone());
     }

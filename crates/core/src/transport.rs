@@ -141,7 +141,7 @@ fn shared_pools() -> Result<std::sync::MutexGuard<'static, Pools>> {
     POOLS
         .get_or_try_init(|| Ok::<_, Error>(Mutex::new(HashMap::new())))?
         .lock()
-        .map_err(|_| Error::Configuration("connection pool registry poisoned".into()))
+        .map_err(|_| Error::Internal("connection pool registry poisoned".into()))
 }
 
 /// The lease for these settings: the one other clients already hold, or a new one.
@@ -187,7 +187,7 @@ fn pooled_client(
     driver: Driver,
 ) -> Result<reqwest::Client> {
     if driver == Driver::ThisThread {
-        let gone = || Error::Configuration("this thread's connection pool is gone".into());
+        let gone = || Error::Internal("this thread's connection pool is gone".into());
         return THREAD_POOLS
             .try_with(|cell| {
                 let mut slot = cell.try_borrow_mut().map_err(|_| gone())?;
@@ -236,9 +236,7 @@ fn build_client(config: &TransportConfig) -> Result<reqwest::Client> {
         .redirect(reqwest::redirect::Policy::none())
         .tls_backend_preconfigured(tls)
         .build()
-        .map_err(|e| {
-            Error::Configuration(format!("cannot build the HTTP client: {}", describe(&e)))
-        })
+        .map_err(|e| Error::Internal(format!("cannot build the HTTP client: {}", describe(&e))))
 }
 
 /// Sends requests; cheap to clone.

@@ -1,4 +1,4 @@
-//! `_core.NativeClient` and `_core.Token`: the sync face of the core client. The Python
+//! `_core.NativeClient`: the sync face of the core client. The Python
 //! `Client` (python/recurring_payments/_client.py) wraps it and builds resources.
 
 use crate::errors::{to_py, Outcome};
@@ -10,93 +10,14 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
-use rp_core::auth::{Credentials, Token as CoreToken};
+use rp_core::auth::Credentials;
 use rp_core::client::{Client, ClientConfig};
 use rp_core::request::Request;
 use rp_core::runtime::block_on_here;
 use rp_core::transport::{Attempt, Driver, Response, Verify};
 
+use super::token::PyToken;
 use super::{client_async, convert, document, template};
-
-/// An access token (``client.token``, ``client.authenticate()``), renewed by the client as
-/// needed. Its ``repr()`` never shows the token itself.
-///
-/// >>> token = client.authenticate()
-/// >>> token
-/// Token(scope="api", jti="...", expires_in=960)
-/// >>> token == client.token
-/// True
-#[pyclass(name = "Token", module = "recurring_payments", frozen)]
-pub struct PyToken {
-    inner: Arc<CoreToken>,
-}
-
-#[pymethods]
-impl PyToken {
-    /// ``api`` (app credentials) or ``api_admin`` (admin credentials).
-    ///
-    /// >>> client.authenticate().scope
-    /// 'api'
-    #[getter]
-    fn scope(&self) -> &str {
-        &self.inner.scope
-    }
-    /// The token identifier (a UUID), the same in the server's logs.
-    ///
-    /// >>> len(client.authenticate().jti)
-    /// 36
-    #[getter]
-    fn jti(&self) -> &str {
-        &self.inner.jti
-    }
-    /// Always ``bearer``.
-    ///
-    /// >>> client.authenticate().token_type
-    /// 'bearer'
-    #[getter]
-    fn token_type(&self) -> &str {
-        &self.inner.token_type
-    }
-    /// When the token runs out, in seconds since the epoch.
-    ///
-    /// >>> import time
-    /// >>> 900 < client.authenticate().expires_at - time.time() <= 960
-    /// True
-    #[getter]
-    fn expires_at(&self) -> f64 {
-        self.inner.expires_at()
-    }
-    /// Seconds of validity left (the client renews the token ``token_leeway`` seconds early).
-    ///
-    /// >>> round(client.authenticate().expires_in)
-    /// 960
-    #[getter]
-    fn expires_in(&self) -> f64 {
-        self.inner.remaining().max(0.0)
-    }
-    fn __repr__(&self) -> String {
-        format!(
-            "Token(scope={:?}, jti={:?}, expires_in={:.0})",
-            self.inner.scope,
-            self.inner.jti,
-            self.inner.remaining().max(0.0)
-        )
-    }
-    fn __eq__(&self, other: &Bound<'_, PyAny>) -> bool {
-        other
-            .cast::<PyToken>()
-            .is_ok_and(|o| Arc::ptr_eq(&o.get().inner, &self.inner))
-    }
-    fn __hash__(&self) -> u64 {
-        Arc::as_ptr(&self.inner) as u64
-    }
-}
-
-impl From<Arc<CoreToken>> for PyToken {
-    fn from(inner: Arc<CoreToken>) -> Self {
-        PyToken { inner }
-    }
-}
 
 fn credentials_from(obj: &Bound<'_, PyAny>) -> PyResult<Credentials> {
     let text = |name: &str| -> PyResult<String> { obj.getattr(name)?.extract() };
@@ -180,14 +101,14 @@ impl NativeClient {
         })
     }
 
-    /// The absolute URL of a reference (relative ones resolve against base_url).
+    /// The absolute URL of an href the server sent (relative ones resolve against base_url).
     fn resolve(&self, reference: &str) -> Outcome<String> {
-        Ok(self.core.resolve(reference)?.to_string())
+        Ok(self.core.resolve_href(reference)?.to_string())
     }
 
     #[getter]
     fn token(&self) -> Option<PyToken> {
-        self.core.token().map(|inner| PyToken { inner })
+        self.core.token().map(PyToken::from)
     }
 
     fn authenticate(&self, py: Python<'_>) -> Outcome<PyToken> {
@@ -197,7 +118,7 @@ impl NativeClient {
             (core.authenticate(Driver::ThisThread, &mut log).await, log)
         })?;
         log_attempts(self.logger.bind(py), &log);
-        Ok(PyToken { inner: outcome? })
+        Ok(PyToken::from(outcome?))
     }
 
     /// Send one request: `method`, `href` (a URL, or a template when `templated` says so, or

@@ -13,7 +13,8 @@ use rp_core::request::Prepared;
 use rp_core::transport::{Attempt, Driver, Response};
 
 use super::aio;
-use super::client::{log_attempts, response_tuple, PyToken};
+use super::client::{log_attempts, response_tuple};
+use super::token::PyToken;
 use crate::errors::to_py;
 
 enum Reply {

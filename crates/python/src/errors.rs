@@ -1,41 +1,96 @@
 //! The one boundary where core errors become the Python exceptions of
 //! `recurring_payments.errors` (defined in Python, shaped like httpx's tree).
 
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyImportError, PyRuntimeError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyDict, PyModule};
+use pyo3::types::{PyDict, PyModule, PyType};
 
 use rp_core::error::Error;
 
-static ERRORS_MODULE: PyOnceLock<Py<PyModule>> = PyOnceLock::new();
+/// The classes of `recurring_payments.errors`, each bound once by `bind` when `_core` is
+/// imported: a class renamed or removed there fails that import, not the first error of its kind.
+macro_rules! classes {
+    ($($field:ident: $name:literal),* $(,)?) => {
+        struct Classes {
+            $($field: Py<PyType>,)*
+        }
 
-fn errors_module(py: Python<'_>) -> PyResult<&Bound<'_, PyModule>> {
-    ERRORS_MODULE
-        .get_or_try_init(py, || Ok(py.import("recurring_payments.errors")?.unbind()))
-        .map(|m| m.bind(py))
+        impl Classes {
+            fn load(module: &Bound<'_, PyModule>) -> PyResult<Self> {
+                let base = class(module, None, "Error")?;
+                Ok(Classes {
+                    $($field: class(module, Some(&base), $name)?.unbind(),)*
+                })
+            }
+        }
+    };
 }
 
-/// Instantiate `recurring_payments.errors.<class>(message, **kwargs)`.
-fn build(
-    py: Python<'_>,
-    class: &str,
-    message: String,
-    kwargs: Bound<'_, PyDict>,
-) -> PyResult<PyErr> {
-    let instance = errors_module(py)?
-        .getattr(class)?
-        .call((message,), Some(&kwargs))?;
-    Ok(PyErr::from_value(instance))
+classes! {
+    configuration: "ConfigurationError",
+    internal: "InternalError",
+    transport: "TransportError",
+    timeout: "TimeoutError",
+    http: "HTTPError",
+    client: "ClientError",
+    authentication: "AuthenticationError",
+    not_found: "NotFoundError",
+    precondition_failed: "PreconditionFailedError",
+    server: "ServerError",
+    protocol: "ProtocolError",
+    template: "TemplateError",
+    link_not_found: "LinkNotFoundError",
+}
+
+static CLASSES: PyOnceLock<Classes> = PyOnceLock::new();
+
+/// `module.<name>`, which must be a subclass of `base`.
+fn class<'py>(
+    module: &Bound<'py, PyModule>,
+    base: Option<&Bound<'py, PyType>>,
+    name: &str,
+) -> PyResult<Bound<'py, PyType>> {
+    let missing = || {
+        PyImportError::new_err(format!(
+            "recurring_payments._core binds recurring_payments.errors.{name}, \
+             which is not an exception class of recurring_payments.errors"
+        ))
+    };
+    let class = module
+        .getattr(name)
+        .map_err(|_| missing())?
+        .cast_into::<PyType>()
+        .map_err(|_| missing())?;
+    match base {
+        Some(base) if !class.is_subclass(base)? => Err(missing()),
+        _ => Ok(class),
+    }
+}
+
+/// Bind the exception classes (at module init; see `Classes`).
+pub(crate) fn bind(py: Python<'_>) -> PyResult<()> {
+    CLASSES.get_or_try_init(py, || {
+        Classes::load(&py.import("recurring_payments.errors")?)
+    })?;
+    Ok(())
+}
+
+fn classes(py: Python<'_>) -> PyResult<&Classes> {
+    CLASSES
+        .get(py)
+        .ok_or_else(|| PyRuntimeError::new_err("recurring_payments._core is not initialised"))
 }
 
 fn convert(py: Python<'_>, error: Error) -> PyResult<PyErr> {
+    let classes = classes(py)?;
     let message = error.to_string();
     let kwargs = PyDict::new(py);
     let class = match error {
-        Error::Configuration(_) => "ConfigurationError",
-        Error::Template(_) => "TemplateError",
-        Error::LinkNotFound { .. } => "LinkNotFoundError",
+        Error::Configuration(_) => &classes.configuration,
+        Error::Internal(_) => &classes.internal,
+        Error::Template(_) => &classes.template,
+        Error::LinkNotFound { .. } => &classes.link_not_found,
         Error::UnknownVariable(m) => return Ok(PyTypeError::new_err(m)),
         Error::Transport {
             method,
@@ -46,7 +101,7 @@ fn convert(py: Python<'_>, error: Error) -> PyResult<PyErr> {
             kwargs.set_item("method", method)?;
             kwargs.set_item("url", url)?;
             kwargs.set_item("outcome_unknown", outcome_unknown)?;
-            "TransportError"
+            &classes.transport
         }
         Error::Timeout {
             method,
@@ -57,7 +112,7 @@ fn convert(py: Python<'_>, error: Error) -> PyResult<PyErr> {
             kwargs.set_item("method", method)?;
             kwargs.set_item("url", url)?;
             kwargs.set_item("outcome_unknown", outcome_unknown)?;
-            "TimeoutError"
+            &classes.timeout
         }
         Error::Protocol {
             method,
@@ -71,7 +126,7 @@ fn convert(py: Python<'_>, error: Error) -> PyResult<PyErr> {
                 kwargs.set_item("status", facts.status)?;
                 kwargs.set_item("headers", facts.headers)?;
             }
-            "ProtocolError"
+            &classes.protocol
         }
         Error::Http(failure) => {
             kwargs.set_item("status", failure.status)?;
@@ -80,16 +135,17 @@ fn convert(py: Python<'_>, error: Error) -> PyResult<PyErr> {
             kwargs.set_item("headers", &failure.headers)?;
             kwargs.set_item("body", &failure.body)?;
             match failure.status {
-                _ if failure.authentication => "AuthenticationError",
-                404 => "NotFoundError",
-                412 => "PreconditionFailedError",
-                400..=499 => "ClientError",
-                500..=599 => "ServerError",
-                _ => "HTTPError",
+                _ if failure.authentication => &classes.authentication,
+                404 => &classes.not_found,
+                412 => &classes.precondition_failed,
+                400..=499 => &classes.client,
+                500..=599 => &classes.server,
+                _ => &classes.http,
             }
         }
     };
-    build(py, class, message, kwargs)
+    let instance = class.bind(py).call((message,), Some(&kwargs))?;
+    Ok(PyErr::from_value(instance))
 }
 
 /// The one boundary: a core error, or a Python one raised on the way (pyca/cryptography's

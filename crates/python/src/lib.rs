@@ -11,13 +11,14 @@ mod rels;
 mod sandbox;
 mod shutdown;
 mod template;
+mod token;
 
 // gil_used: a free-threaded CPython turns the GIL back on when it imports us (README,
 // "Supported versions"): the bindings were written and tested with the GIL only.
 #[pyo3::pymodule(gil_used = true)]
 mod _core {
     #[pymodule_export]
-    use super::client::{NativeClient, PyToken};
+    use super::client::NativeClient;
     #[pymodule_export]
     use super::document::Document;
     #[pymodule_export]
@@ -30,12 +31,15 @@ mod _core {
     use super::template::expand_uri_template;
     #[pymodule_export]
     use super::template::template_variables;
+    #[pymodule_export]
+    use super::token::PyToken;
 
     use pyo3::prelude::*;
 
     #[pymodule_init]
     fn init(m: &Bound<'_, PyModule>) -> PyResult<()> {
         m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+        super::errors::bind(m.py())?;
         super::shutdown::register(m)
     }
 }

@@ -4,16 +4,18 @@
 //! GIL discipline: start/stop release the GIL while they wait; Python route handlers run on the
 //! runtime's blocking pool (never on an I/O worker) and no Rust lock is held while they run.
 
-use crate::errors::Outcome;
+use crate::errors::to_py;
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
 
 use super::shutdown;
+use rp_core::error::Error;
+use rp_sandbox::error::SandboxError;
 use rp_sandbox::faults::Raw;
 use rp_sandbox::journal::Entry;
 use rp_sandbox::store::{Handler, HandlerFailure, HandlerRequest, Reply};
@@ -23,6 +25,20 @@ use rp_sandbox::{Config, Sandbox};
 #[pyclass(module = "recurring_payments._core", frozen)]
 pub struct SandboxServer {
     inner: Arc<Sandbox>,
+}
+
+/// A sandbox error is never a client error: misuse is a `ValueError`, a refusal of the OS an
+/// `OSError` (a subclass by errno, as `socket.bind` raises), the runtime failing `InternalError`.
+fn sandbox_error(error: SandboxError) -> PyErr {
+    match error {
+        SandboxError::Argument(message) => PyValueError::new_err(message),
+        SandboxError::Os {
+            message,
+            errno: Some(errno),
+        } => PyOSError::new_err((errno, message)),
+        SandboxError::Os { message, .. } => PyOSError::new_err(message),
+        SandboxError::Internal(message) => to_py(Error::Internal(message)),
+    }
 }
 
 fn seconds(value: f64, what: &str) -> PyResult<Duration> {
@@ -67,8 +83,8 @@ impl SandboxServer {
     }
 
     /// Start serving; returns `(base_url, profile, rel_namespace)`.
-    fn start(&self, py: Python<'_>) -> Outcome<(String, String, String)> {
-        let urls = py.detach(|| self.inner.start())?;
+    fn start(&self, py: Python<'_>) -> PyResult<(String, String, String)> {
+        let urls = py.detach(|| self.inner.start()).map_err(sandbox_error)?;
         Ok((urls.base_url, urls.profile, urls.rel_namespace))
     }
 
@@ -92,29 +108,35 @@ impl SandboxServer {
         Some(path.to_string_lossy().into_owned())
     }
 
-    fn add_app(&self, app_name: &str, app_secret: &str) -> Outcome<()> {
-        Ok(self.inner.add_app(app_name, app_secret)?)
+    fn add_app(&self, app_name: &str, app_secret: &str) -> PyResult<()> {
+        self.inner
+            .add_app(app_name, app_secret)
+            .map_err(sandbox_error)
     }
 
-    fn add_admin(&self, creditor: &str, login: &str, password: &str) -> Outcome<()> {
-        Ok(self.inner.add_admin(creditor, login, password)?)
+    fn add_admin(&self, creditor: &str, login: &str, password: &str) -> PyResult<()> {
+        self.inner
+            .add_admin(creditor, login, password)
+            .map_err(sandbox_error)
     }
 
-    fn add_link(&self, rel: &str, href: &str, templated: bool, admin_only: bool) -> Outcome<()> {
-        Ok(self.inner.add_link(rel, href, templated, admin_only)?)
+    fn add_link(&self, rel: &str, href: &str, templated: bool, admin_only: bool) -> PyResult<()> {
+        self.inner
+            .add_link(rel, href, templated, admin_only)
+            .map_err(sandbox_error)
     }
 
     /// `document` is the JSON text of the resource (the wrapper serializes it).
-    fn add_resource(&self, path: &str, document: &str) -> Outcome<()> {
+    fn add_resource(&self, path: &str, document: &str) -> PyResult<()> {
         let value: serde_json::Value = serde_json::from_str(document)
-            .map_err(|e| PyValueError::new_err(format!("the document is not JSON: {e}")))?;
-        Ok(self.inner.add_resource(path, &value)?)
+            .map_err(|e| PyValueError::new_err(format!("document is not JSON: {e}")))?;
+        self.inner.add_resource(path, &value).map_err(sandbox_error)
     }
 
-    fn route(&self, method: &str, path_template: &str, handler: Py<PyAny>) -> Outcome<()> {
-        Ok(self
-            .inner
-            .route(method, path_template, python_handler(handler))?)
+    fn route(&self, method: &str, path_template: &str, handler: Py<PyAny>) -> PyResult<()> {
+        self.inner
+            .route(method, path_template, python_handler(handler))
+            .map_err(sandbox_error)
     }
 
     fn requests(&self) -> Vec<SandboxRequest> {
@@ -163,10 +185,10 @@ impl SandboxServer {
         count_: i64,
         path: Option<&str>,
         headers: Vec<(String, String)>,
-    ) -> Outcome<()> {
-        Ok(self
-            .inner
-            .fail_next(status, count(count_)?, path, headers)?)
+    ) -> PyResult<()> {
+        self.inner
+            .fail_next(status, count(count_)?, path, headers)
+            .map_err(sandbox_error)
     }
 
     fn drop_next(&self, count_: i64, path: Option<&str>) -> PyResult<()> {
@@ -198,7 +220,7 @@ impl SandboxServer {
         cut_after: Option<u64>,
         chunk_delay: f64,
         chunked: bool,
-    ) -> Outcome<()> {
+    ) -> PyResult<()> {
         let raw = Raw {
             status,
             headers,
@@ -208,7 +230,9 @@ impl SandboxServer {
             chunk_delay: seconds(chunk_delay, "chunk_delay")?,
             chunked,
         };
-        Ok(self.inner.respond_next(raw, count(count_)?, path)?)
+        self.inner
+            .respond_next(raw, count(count_)?, path)
+            .map_err(sandbox_error)
     }
 
     fn clear_faults(&self) {

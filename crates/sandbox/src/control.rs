@@ -5,14 +5,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::http::{HeaderName, HeaderValue, Method};
+use hyper::http::{HeaderName, HeaderValue, Method};
 use serde_json::Value;
 
+use super::error::{Result, SandboxError};
 use super::faults::{Outcome, Raw};
 use super::journal::{lock, Entry};
 use super::store::{path_of, EntryLink, Handler, Store};
 use super::Sandbox;
-use rp_core::error::{Error, Result};
 
 impl Sandbox {
     fn with_store<T>(&self, f: impl FnOnce(&mut Store) -> T) -> T {
@@ -26,8 +26,8 @@ impl Sandbox {
     /// Register app credentials (scope `api`); an existing app gets the new secret.
     pub fn add_app(&self, app_name: &str, app_secret: &str) -> Result<()> {
         if app_name.is_empty() || app_name.contains(':') {
-            return Err(Error::Configuration(format!(
-                "an app name must be non-empty and without ':': {app_name:?}"
+            return Err(SandboxError::argument(format!(
+                "app_name must be a non-empty str without ':', not {app_name:?}"
             )));
         }
         self.with_store(|s| s.add_app(app_name, app_secret));
@@ -36,11 +36,15 @@ impl Sandbox {
 
     /// Register a dashboard user (scope `api_admin`, Basic user `creditor#login`).
     pub fn add_admin(&self, creditor: &str, login: &str, password: &str) -> Result<()> {
-        if creditor.is_empty() || creditor.contains(['#', ':']) || login.contains(':') {
-            return Err(Error::Configuration(
-                "a creditor reference must be non-empty without '#' or ':', a login without ':'"
-                    .into(),
-            ));
+        if creditor.is_empty() || creditor.contains(['#', ':']) {
+            return Err(SandboxError::argument(format!(
+                "creditor must be a non-empty str without '#' or ':', not {creditor:?}"
+            )));
+        }
+        if login.is_empty() || login.contains(':') {
+            return Err(SandboxError::argument(format!(
+                "login must be a non-empty str without ':', not {login:?}"
+            )));
         }
         self.with_store(|s| s.add_admin(creditor, login, password));
         Ok(())
@@ -50,9 +54,15 @@ impl Sandbox {
     /// server's namespace; an `href` starting with '/' is made absolute when served.
     pub fn add_link(&self, rel: &str, href: &str, templated: bool, admin_only: bool) -> Result<()> {
         if rel.is_empty() || rel == "self" || rel == "profile" {
-            return Err(Error::Configuration(format!(
-                "the entry point's link {rel:?} cannot be added"
+            return Err(SandboxError::argument(format!(
+                "rel must be a non-empty relation name other than 'self' and 'profile', \
+                 not {rel:?}"
             )));
+        }
+        if href.is_empty() {
+            return Err(SandboxError::argument(
+                "href must be a non-empty path or URL, not ''",
+            ));
         }
         self.with_store(|s| {
             s.add_link(EntryLink {
@@ -72,8 +82,9 @@ impl Sandbox {
 
     /// Route `method` on a path template such as `/things/{id}` to `handler`.
     pub fn route(&self, method: &str, path_template: &str, handler: Handler) -> Result<()> {
-        let method = Method::from_bytes(method.to_ascii_uppercase().as_bytes())
-            .map_err(|_| Error::Configuration(format!("bad HTTP method {method:?}")))?;
+        let method = Method::from_bytes(method.to_ascii_uppercase().as_bytes()).map_err(|_| {
+            SandboxError::argument(format!("method must be GET, POST or PATCH, not {method:?}"))
+        })?;
         self.with_store(|s| s.route(method, path_template, handler))
     }
 
@@ -122,10 +133,11 @@ impl Sandbox {
         headers: Vec<(String, String)>,
     ) -> Result<()> {
         if !(400..=599).contains(&status) {
-            return Err(Error::Configuration(format!(
-                "fail_next takes an error status (400-599), not {status}"
+            return Err(SandboxError::argument(format!(
+                "status must be an error status, from 400 to 599, not {status}"
             )));
         }
+        check_headers(&headers)?;
         self.outcome(Outcome::Fail { status, headers }, count, path);
         Ok(())
     }
@@ -143,26 +155,15 @@ impl Sandbox {
     /// The next `count` matching requests get `raw` byte for byte (see `faults::Raw`).
     pub fn respond_next(&self, raw: Raw, count: u32, path: Option<&str>) -> Result<()> {
         if !(200..=599).contains(&raw.status) {
-            return Err(Error::Configuration(format!(
-                "respond_next takes a status 200-599, not {}",
+            return Err(SandboxError::argument(format!(
+                "status must be from 200 to 599, not {}",
                 raw.status
             )));
         }
         if raw.repeat == 0 {
-            return Err(Error::Configuration("repeat must be >= 1".into()));
+            return Err(SandboxError::argument("repeat must be >= 1, not 0"));
         }
-        for (name, value) in &raw.headers {
-            let bad = HeaderName::from_bytes(name.as_bytes()).is_err()
-                || HeaderValue::from_str(value).is_err();
-            if bad
-                || name.eq_ignore_ascii_case("content-length")
-                || name.eq_ignore_ascii_case("transfer-encoding")
-            {
-                return Err(Error::Configuration(format!(
-                    "respond_next cannot send the header {name:?} (framing is set by `chunked`)"
-                )));
-            }
-        }
+        check_headers(&raw.headers)?;
         self.outcome(Outcome::Raw(Arc::new(raw)), count, path);
         Ok(())
     }
@@ -184,4 +185,29 @@ impl Sandbox {
             .faults
             .add_outcome(outcome, count, path.map(|p| path_of(p).to_owned()));
     }
+}
+
+/// Extra headers of an injected answer: valid names and values, and never the framing headers
+/// (the sandbox sets `Content-Length`/`Transfer-Encoding` itself; see `respond_next`'s `chunked`).
+fn check_headers(headers: &[(String, String)]) -> Result<()> {
+    for (name, value) in headers {
+        if HeaderName::from_bytes(name.as_bytes()).is_err() {
+            return Err(SandboxError::argument(format!(
+                "headers: {name:?} is not a valid header name"
+            )));
+        }
+        if HeaderValue::from_str(value).is_err() {
+            return Err(SandboxError::argument(format!(
+                "headers: the value of {name:?} has characters not allowed in a header"
+            )));
+        }
+        if name.eq_ignore_ascii_case("content-length")
+            || name.eq_ignore_ascii_case("transfer-encoding")
+        {
+            return Err(SandboxError::argument(format!(
+                "headers: {name:?} cannot be given (the sandbox frames the body itself)"
+            )));
+        }
+    }
+    Ok(())
 }

@@ -1,14 +1,17 @@
 //! The sandbox server: a strict, in-process fake of the whole API (token endpoint, entry point,
 //! static resources, routes, demo data), with a journal, injected faults and a virtual clock.
 //!
-//! It runs on the process's one tokio runtime. The accept loop is hyper's own rather than
-//! `axum::serve`, because a fake must be able to close a connection without answering
-//! (`drop_next`) and a stop must be bounded even when a request is stuck in a handler.
+//! It runs on the process's one tokio runtime, on hyper alone: routing is the store's own
+//! (`store.rs`), and the accept loop is ours because a fake must be able to close a connection
+//! without answering (`drop_next`) and a stop must be bounded even when a request is stuck in
+//! a handler.
 
+mod body;
 pub mod clock;
 mod control;
 pub mod demo;
 mod entry;
+pub mod error;
 pub mod etag;
 pub mod faults;
 pub mod journal;
@@ -37,9 +40,9 @@ use tokio::task::JoinSet;
 use tokio_rustls::TlsAcceptor;
 
 use clock::Clock;
+use error::{Result, SandboxError};
 use faults::Faults;
 use journal::{lock, Journal};
-use rp_core::error::{Error, Result};
 use store::Store;
 use tokens::Tokens;
 
@@ -253,14 +256,14 @@ impl Drop for Sandbox {
     }
 }
 
-fn cannot_listen(e: std::io::Error) -> Error {
-    Error::Configuration(format!("sandbox server cannot listen: {e}"))
+fn cannot_listen(e: std::io::Error) -> SandboxError {
+    SandboxError::os("sandbox server cannot listen", &e)
 }
 
 fn bind(host: &str, port: u16) -> Result<StdListener> {
-    let addrs = (host, port).to_socket_addrs().map_err(|e| {
-        Error::Configuration(format!("sandbox server cannot resolve {host:?}: {e}"))
-    })?;
+    let addrs = (host, port)
+        .to_socket_addrs()
+        .map_err(|e| SandboxError::os(format!("sandbox server cannot resolve {host:?}"), &e))?;
     let mut last = None;
     for addr in addrs {
         match StdListener::bind(addr) {
@@ -272,10 +275,11 @@ fn bind(host: &str, port: u16) -> Result<StdListener> {
         }
     }
     Err(match last {
-        Some(e) => Error::Configuration(format!(
-            "sandbox server cannot listen on {host}:{port}: {e}"
-        )),
-        None => Error::Configuration(format!("sandbox server: {host:?} has no address")),
+        Some(e) => SandboxError::os(format!("sandbox server cannot listen on {host}:{port}"), &e),
+        None => SandboxError::Os {
+            message: format!("sandbox server cannot listen: {host:?} has no address"),
+            errno: None,
+        },
     })
 }
 

@@ -5,12 +5,12 @@
 //! scope that does not match the credential kind), 401 `invalid_client` for missing, malformed
 //! or unknown Basic credentials (with `WWW-Authenticate: Basic`), 405 for another method.
 
-use axum::body::Body;
-use axum::http::{header, HeaderValue, Method, Response, StatusCode};
 use base64::Engine as _;
 use bytes::Bytes;
+use hyper::http::{header, HeaderValue, Method, Response, StatusCode};
 use serde_json::json;
 
+use super::body::Body;
 use super::journal::{lock, Entry};
 use super::protocol::{no_store, oauth_error, respond};
 use super::tokens::Scope;

@@ -28,15 +28,15 @@
 
 use std::sync::{Arc, OnceLock};
 
-use axum::body::Body;
-use axum::http::{
+use bytes::{Bytes, BytesMut};
+use http_body_util::BodyExt;
+use hyper::body::Incoming;
+use hyper::http::{
     header, HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode,
 };
-use bytes::{Bytes, BytesMut};
-use futures_util::StreamExt;
-use hyper::body::Incoming;
 use serde_json::json;
 
+use super::body::{self, Body};
 use super::faults::Outcome;
 use super::journal::{lock, Entry};
 use super::store::{HandlerRequest, Lookup, Reply, Target};
@@ -112,12 +112,14 @@ pub async fn handle(
 }
 
 /// The body, or `None` when it is over `MAX_BODY` or cannot be read.
-async fn read_body(body: Incoming) -> Option<Bytes> {
-    let mut stream = Body::new(body).into_data_stream();
+async fn read_body(mut body: Incoming) -> Option<Bytes> {
     let mut buffer = BytesMut::new();
     let mut total = 0usize;
-    while let Some(chunk) = stream.next().await {
-        let chunk = chunk.ok()?;
+    while let Some(frame) = body.frame().await {
+        // Trailers carry no body bytes.
+        let Ok(chunk) = frame.ok()?.into_data() else {
+            continue;
+        };
         total = total.saturating_add(chunk.len());
         if total > DRAIN_LIMIT {
             return None;
@@ -129,7 +131,7 @@ async fn read_body(body: Incoming) -> Option<Bytes> {
     (total <= MAX_BODY).then(|| buffer.freeze())
 }
 
-fn new_entry(site: &Site, parts: &axum::http::request::Parts, body: Bytes) -> Entry {
+fn new_entry(site: &Site, parts: &hyper::http::request::Parts, body: Bytes) -> Entry {
     let query_string = parts.uri.query().unwrap_or("").to_owned();
     let headers: Vec<(String, String)> = parts
         .headers
@@ -380,7 +382,7 @@ fn add_headers(response: &mut Response<Body>, headers: &[(String, String)]) {
 }
 
 pub fn respond(status: StatusCode, content_type: &str, body: Bytes) -> Response<Body> {
-    let mut response = Response::new(Body::from(body));
+    let mut response = Response::new(body::full(body));
     *response.status_mut() = status;
     if !content_type.is_empty() {
         if let Ok(v) = HeaderValue::from_str(content_type) {

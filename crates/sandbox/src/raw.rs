@@ -5,10 +5,10 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::body::Body;
-use axum::http::{header, HeaderName, HeaderValue, Response, StatusCode};
 use bytes::Bytes;
+use hyper::http::{header, HeaderName, HeaderValue, Response, StatusCode};
 
+use super::body::{self, Body};
 use super::faults::Raw;
 
 const FLUSH_PAUSE: Duration = Duration::from_millis(50);
@@ -29,7 +29,7 @@ pub fn response(raw: &Arc<Raw>, hal_content_type: &str) -> Response<Body> {
         cut: false,
     };
     let stream = futures_util::stream::unfold(progress, next_chunk);
-    let mut response = Response::new(Body::from_stream(stream));
+    let mut response = Response::new(body::stream(stream));
     *response.status_mut() = StatusCode::from_u16(raw.status).unwrap_or(StatusCode::OK);
     let headers = response.headers_mut();
     if let Ok(v) = HeaderValue::from_str(hal_content_type) {

@@ -7,14 +7,14 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 
-use axum::http::Method;
 use bytes::Bytes;
+use hyper::http::Method;
 use percent_encoding::percent_decode_str;
 use serde_json::Value;
 
+use super::error::{Result, SandboxError};
 use super::journal::Entry;
 use super::tokens::Scope;
-use rp_core::error::{Error, Result};
 
 /// What a route handler gets: the journal entry of the request plus the matched path
 /// parameters and where the server lives (to build absolute hrefs).
@@ -118,8 +118,9 @@ impl PathTemplate {
     pub fn parse(template: &str, literal: bool) -> Result<Self> {
         let path = path_of(template);
         if !path.starts_with('/') {
-            return Err(Error::Configuration(format!(
-                "a sandbox path must start with '/': {template:?}"
+            let name = if literal { "path" } else { "path_template" };
+            return Err(SandboxError::argument(format!(
+                "{name} must start with '/' (or be an absolute URL), not {template:?}"
             )));
         }
         let mut segments = Vec::new();
@@ -127,16 +128,17 @@ impl PathTemplate {
             let segment = match raw.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
                 Some(name) if !literal => {
                     if name.is_empty() || !name.chars().all(|c| c.is_alphanumeric() || c == '_') {
-                        return Err(Error::Configuration(format!(
-                            "bad parameter name {name:?} in path template {template:?}"
+                        return Err(SandboxError::argument(format!(
+                            "path_template parameters are letters, digits and '_', \
+                             not {name:?} in {template:?}"
                         )));
                     }
                     Segment::Param(name.to_owned())
                 }
                 _ if !literal && (raw.contains('{') || raw.contains('}')) => {
-                    return Err(Error::Configuration(format!(
-                        "path template parameters must be whole segments like '/things/{{id}}': \
-                         {template:?}"
+                    return Err(SandboxError::argument(format!(
+                        "path_template parameters must be whole segments like \
+                         '/things/{{id}}', not {template:?}"
                     )))
                 }
                 _ => Segment::Literal(decode(raw)),
@@ -294,8 +296,8 @@ impl Store {
     /// Route `method` on `template` to `handler`. The latest registration wins.
     pub fn route(&mut self, method: Method, template: &str, handler: Handler) -> Result<()> {
         if ![Method::GET, Method::POST, Method::PATCH].contains(&method) {
-            return Err(Error::Configuration(format!(
-                "the API uses GET, POST and PATCH only, not {method}"
+            return Err(SandboxError::argument(format!(
+                "method must be GET, POST or PATCH (the API uses no other), not {method}"
             )));
         }
         let template = PathTemplate::parse(template, false)?;

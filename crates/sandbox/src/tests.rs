@@ -227,3 +227,46 @@ fn resources_carry_etags_and_patch_honours_if_match() {
     assert_eq!(patch("/orders/nope", "", "{}").0, 404);
     sandbox.stop();
 }
+
+#[test]
+fn misuse_is_an_argument_error_and_arms_nothing() {
+    use super::error::SandboxError;
+    let sandbox = Sandbox::new(Config::default());
+    let argument = |outcome: Result<(), SandboxError>| match outcome {
+        Err(SandboxError::Argument(message)) => message,
+        other => panic!("not an argument error: {other:?}"),
+    };
+    assert!(argument(sandbox.fail_next(200, 1, None, Vec::new())).contains("400 to 599"));
+    let framing = vec![("Content-Length".to_owned(), "3".to_owned())];
+    assert!(argument(sandbox.fail_next(503, 1, None, framing)).starts_with("headers:"));
+    assert!(argument(sandbox.add_app("a:b", "x")).starts_with("app_name"));
+    assert!(argument(sandbox.add_admin("c", "", "p")).starts_with("login"));
+    assert!(argument(sandbox.add_link("self", "/x", false, false)).starts_with("rel"));
+    assert!(argument(sandbox.add_resource("x", &json!({}))).starts_with("path must"));
+    let handler: super::store::Handler =
+        Arc::new(|_| Box::pin(async { Ok(Reply::json(200, &json!({}))) }));
+    let bad_method = sandbox.route("DELETE", "/x", Arc::clone(&handler));
+    assert!(argument(bad_method).starts_with("method"));
+    assert!(argument(sandbox.route("GET", "/a{id}", handler)).starts_with("path_template"));
+    // Nothing was armed: the next request is answered normally.
+    assert_eq!(sandbox.shared().faults.take("/", false), (None, None));
+}
+
+#[test]
+fn a_port_in_use_is_an_os_error() {
+    let first = Sandbox::new(Config::default());
+    let urls = first.start().unwrap();
+    let port = urls.base_url.rsplit(':').next().unwrap().parse().unwrap();
+    let second = Sandbox::new(Config {
+        port,
+        ..Config::default()
+    });
+    match second.start() {
+        Err(super::error::SandboxError::Os { message, errno }) => {
+            assert!(message.contains("cannot listen"), "{message}");
+            assert!(errno.is_some());
+        }
+        other => panic!("not an OS error: {other:?}"),
+    }
+    first.stop();
+}

@@ -14,7 +14,7 @@ use tokio_rustls::rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio_rustls::rustls::{self, ServerConfig};
 use tokio_rustls::TlsAcceptor;
 
-use rp_core::error::{Error, Result};
+use super::error::{Result, SandboxError};
 
 /// What a running HTTPS sandbox needs: the acceptor and the CA file (removed on drop).
 pub struct Tls {
@@ -40,8 +40,9 @@ impl Drop for CaFile {
     }
 }
 
-fn tls_error(what: &str, e: impl std::fmt::Display) -> Error {
-    Error::Configuration(format!("sandbox server cannot set up TLS: {what}: {e}"))
+/// The crypto library failed to make a key or a certificate: nothing the caller can change.
+fn tls_error(what: &str, e: impl std::fmt::Display) -> SandboxError {
+    SandboxError::Internal(format!("sandbox server cannot set up TLS: {what}: {e}"))
 }
 
 /// A new CA, a server certificate for `localhost`, `127.0.0.1`, `::1` and `host`, and the
@@ -107,9 +108,13 @@ fn write_ca(pem: &str) -> Result<CaFile> {
         .write(true)
         .create_new(true)
         .open(&path)
-        .map_err(|e| tls_error("cannot write the CA file", e))?;
+        .map_err(|e| SandboxError::os(format!("sandbox server cannot write {path:?}"), &e))?;
     let ca_file = CaFile { path };
-    file.write_all(pem.as_bytes())
-        .map_err(|e| tls_error("cannot write the CA file", e))?;
+    file.write_all(pem.as_bytes()).map_err(|e| {
+        SandboxError::os(
+            format!("sandbox server cannot write {:?}", ca_file.path),
+            &e,
+        )
+    })?;
     Ok(ca_file)
 }

@@ -79,7 +79,7 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
                 journal_limit=args.journal_limit,
                 tls=args.tls,
             ).start()
-        except ValueError as exc:
+        except (OSError, ValueError) as exc:  # a port taken; a bad argument
             print(f"recurring-payments serve: {exc}", file=sys.stderr)
             return 1
         if args.resources:

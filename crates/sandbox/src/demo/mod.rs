@@ -11,7 +11,7 @@ mod orders;
 
 use std::sync::{Arc, Mutex};
 
-use axum::http::Method;
+use hyper::http::Method;
 use serde_json::{json, Value};
 
 use super::store::{EntryLink, Handler, HandlerRequest, Reply, Store};
