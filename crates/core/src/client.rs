@@ -129,12 +129,7 @@ impl Client {
     /// An absolute URL for an href the server sent: one that cannot be resolved broke the
     /// protocol (`Protocol`), where a reference the caller gave is a `Configuration` error.
     pub fn resolve_href(&self, href: &str) -> Result<Url> {
-        self.base.join(href).map_err(|e| {
-            Error::protocol(format!(
-                "unusable href {} from the server: {e}",
-                double_quoted(href)
-            ))
-        })
+        template::resolve_server_href(&self.base, href)
     }
 
     /// Same scheme, host and port as `base_url`: only there do we send the bearer token.

@@ -155,6 +155,9 @@ pub struct Request {
     pub if_match: Option<String>,
     /// What messages call the target (a link's relation); `None`: the href.
     pub name: Option<String>,
+    /// The href came from a server document (a link): if it cannot be resolved, the server
+    /// broke the protocol (`ProtocolError`); a caller's URL that cannot is a configuration error.
+    pub from_document: bool,
 }
 
 impl Request {
@@ -177,6 +180,7 @@ impl Request {
             headers: Vec::new(),
             if_match: None,
             name: None,
+            from_document: false,
         })
     }
 
@@ -184,7 +188,7 @@ impl Request {
     /// `{}` when none is given; PATCH: a merge patch, required). Nothing has been sent yet.
     pub fn prepare(self, base: &Url) -> Result<Prepared> {
         let href = self.target.expand(self.name.as_deref())?;
-        let url = template::resolve(base, &href)?;
+        let url = template::resolve_href(base, &href, self.from_document)?;
         let mut headers = HeaderMap::new();
         let content_type = |value| HeaderValue::from_static(value);
         let body = match (&self.method, self.body) {

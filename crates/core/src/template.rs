@@ -484,6 +484,27 @@ pub fn resolve(base: &Url, reference: &str) -> Result<Url> {
         .map_err(|e| Error::Configuration(format!("cannot resolve {reference:?}: {e}")))
 }
 
+/// Resolve `href`: from a server document (a link) as `resolve_server_href`, else as the
+/// caller's (`resolve`).
+pub fn resolve_href(base: &Url, href: &str, from_document: bool) -> Result<Url> {
+    if from_document {
+        resolve_server_href(base, href)
+    } else {
+        resolve(base, href)
+    }
+}
+
+/// Resolve an href that a server document gave (a link): one that cannot be resolved is the
+/// server breaking the protocol, a `ProtocolError`, not a mistake of the caller.
+pub fn resolve_server_href(base: &Url, href: &str) -> Result<Url> {
+    base.join(href).map_err(|e| {
+        Error::protocol(format!(
+            "unusable href {} from the server: {e}",
+            crate::text::double_quoted(href)
+        ))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

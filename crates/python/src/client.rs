@@ -256,6 +256,8 @@ impl RequestArgs<'_, '_> {
         request.if_match = self.if_match;
         request.headers = self.headers.unwrap_or_default();
         request.name = name;
+        // Only links say whether they are templated: their href is the server's.
+        request.from_document = self.templated.is_some();
         Ok(request)
     }
 }

@@ -105,7 +105,10 @@ pub fn expand_target(
 ) -> Outcome<String> {
     let target = target_from(href, variables, templated, name)?;
     let href = target.expand(name)?;
-    Ok(template::resolve(&template::parse_base(base_url)?, &href)?.to_string())
+    // Only links say whether they are templated: their href is the server's.
+    let from_document = templated.is_some();
+    let base = template::parse_base(base_url)?;
+    Ok(template::resolve_href(&base, &href, from_document)?.to_string())
 }
 
 /// A request target from its Python parts.
