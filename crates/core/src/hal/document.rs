@@ -1,0 +1,186 @@
+//! [`Document`]: a parsed body (or one of its embedded resources) read through its index. Field
+//! values stay JSON text until a reader decodes them; links and embedded resources are built on
+//! request.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::Arc;
+
+use bytes::Bytes;
+
+use super::curies::{self, Curie};
+use super::index::{Children, Index};
+use super::links::{self, Link, OneOrMany};
+use crate::rels::RelIndex;
+
+/// One HAL resource: the body it came from and where its fields are. Cheap to clone (two
+/// reference counts); embedded resources share the body of the response.
+#[derive(Clone)]
+pub struct Document {
+    body: Bytes,
+    index: Arc<Index>,
+}
+
+/// What a field holds, for a reader deciding how to decode and whether to keep what it decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// A string, number, boolean or null.
+    Scalar,
+    /// An object or an array of the state.
+    Composite,
+    /// `_links` (validated; see [`Document::links`]).
+    Links,
+    /// `_embedded` (indexed; see [`Document::embedded`]).
+    Embedded,
+}
+
+impl Document {
+    pub(super) fn new(body: Bytes, index: Arc<Index>) -> Document {
+        Document { body, index }
+    }
+
+    /// How many fields (each name once), `_links` and `_embedded` included.
+    pub fn len(&self) -> usize {
+        self.index.names.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The name of field `at` (`0..len()`, document order).
+    pub fn name(&self, at: usize) -> &str {
+        self.index.names.keys[at].text(&self.body)
+    }
+
+    /// Every field name, in document order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        (0..self.len()).map(|at| self.name(at))
+    }
+
+    /// Where the field `name` is.
+    pub fn find(&self, name: &str) -> Option<usize> {
+        self.index.names.find(&self.body, name)
+    }
+
+    /// The JSON text of field `at`'s value (of its last occurrence, should the name repeat).
+    pub fn raw(&self, at: usize) -> &[u8] {
+        &self.body[self.index.values[at].clone()]
+    }
+
+    /// The JSON text of the field `name`.
+    pub fn get(&self, name: &str) -> Option<&[u8]> {
+        self.find(name).map(|at| self.raw(at))
+    }
+
+    /// The JSON text of the whole resource.
+    pub fn text(&self) -> &[u8] {
+        &self.body[self.index.span.clone()]
+    }
+
+    pub fn kind(&self, at: usize) -> Kind {
+        if self.index.links == Some(at) {
+            return Kind::Links;
+        }
+        if self.embedded_field() == Some(at) {
+            return Kind::Embedded;
+        }
+        match self.raw(at).iter().find(|b| !b.is_ascii_whitespace()) {
+            Some(b'{' | b'[') => Kind::Composite,
+            _ => Kind::Scalar,
+        }
+    }
+
+    /// The state: every field but `_links` and `_embedded`, as (name, JSON text).
+    pub fn state(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        let hal = [self.index.links, self.embedded_field()];
+        (0..self.len())
+            .filter(move |at| !hal.contains(&Some(*at)))
+            .map(|at| (self.name(at), self.raw(at)))
+    }
+
+    fn embedded_field(&self) -> Option<usize> {
+        self.index.embedded.as_ref().map(|(at, _)| *at)
+    }
+
+    /// `_links`, in document order (decoded afresh on each call).
+    pub fn links(&self) -> Vec<(String, OneOrMany<Link>)> {
+        match self.index.links {
+            Some(at) => links::read(self.raw(at)),
+            None => Vec::new(),
+        }
+    }
+
+    /// The links of relation `rel`, named exactly as in `_links` (resolve short names with
+    /// [`Document::rel_index`] first).
+    pub fn link(&self, rel: &str) -> Option<OneOrMany<Link>> {
+        let links = self.links();
+        links.into_iter().find(|(r, _)| r == rel).map(|(_, l)| l)
+    }
+
+    /// The `href` of the `self` link (the first one, should it be an array).
+    pub fn self_href(&self) -> Option<String> {
+        self.link("self")?.first().map(|l| l.href.clone())
+    }
+
+    /// `_embedded`, in document order: each relation with its resource or array of them.
+    pub fn embedded(&self) -> Vec<(&str, OneOrMany<Document>)> {
+        let Some((_, embedded)) = &self.index.embedded else {
+            return Vec::new();
+        };
+        let child = |index: &Arc<Index>| Document::new(self.body.clone(), Arc::clone(index));
+        let rels = embedded.rels.keys.iter().map(|k| k.text(&self.body));
+        let children = embedded.children.iter().map(|children| match children {
+            Children::One(index) => OneOrMany::One(child(index)),
+            Children::Many(items) => OneOrMany::Many(items.iter().map(child).collect()),
+        });
+        rels.zip(children).collect()
+    }
+
+    /// The embedded resources of relation `rel`, named exactly as in `_embedded`.
+    pub fn embedded_by_rel(&self, rel: &str) -> Option<OneOrMany<Document>> {
+        let embedded = self.embedded();
+        embedded
+            .into_iter()
+            .find(|(r, _)| *r == rel)
+            .map(|(_, d)| d)
+    }
+
+    /// Every relation of `_links`, then those of `_embedded` not already seen.
+    pub fn rels(&self) -> Vec<String> {
+        let mut rels: Vec<String> = self.links().into_iter().map(|(r, _)| r).collect();
+        let seen: HashSet<String> = rels.iter().cloned().collect();
+        let embedded = self.embedded();
+        let new = embedded
+            .iter()
+            .map(|(r, _)| *r)
+            .filter(|r| !seen.contains(*r));
+        rels.extend(new.map(str::to_owned));
+        rels
+    }
+
+    /// The CURIEs this resource's `curies` links declare.
+    pub fn curies(&self) -> Vec<Curie> {
+        curies::declared(&self.links())
+    }
+
+    /// This resource's CURIEs, then those of the resources embedding it (`inherited`) under
+    /// other names.
+    pub fn curies_in_scope(&self, inherited: &[Curie]) -> Vec<Curie> {
+        curies::in_scope(self.curies(), inherited)
+    }
+
+    /// The names of the relations of `_links` and `_embedded` (see `crate::rels`), with the
+    /// CURIEs in scope.
+    pub fn rel_index(&self, inherited: &[Curie], namespace: Option<&str>) -> RelIndex {
+        let rels = self.rels();
+        let curies = self.curies_in_scope(inherited);
+        RelIndex::new(rels.iter().map(String::as_str), &curies, namespace)
+    }
+}
+
+impl fmt::Debug for Document {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.names()).finish()
+    }
+}

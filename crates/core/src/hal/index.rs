@@ -1,0 +1,251 @@
+//! The one pass over a response body: jiter validates the JSON and the HAL shape and records
+//! where each field of each object is, without building any value. Readers (the Python view,
+//! `Document`'s accessors) decode a field only when it is asked for.
+
+use std::collections::HashMap;
+use std::ops::Range;
+use std::sync::Arc;
+
+use bytes::Bytes;
+use jiter::{Jiter, JiterError, Peek};
+
+use super::limits::{skip, within_limit};
+use super::links::links;
+use super::Document;
+use crate::error::{Error, Result};
+
+/// Objects with more names than this get a hash index; smaller ones are scanned.
+const SCANNED: usize = 16;
+
+/// The fields of HAL itself; every other field of a resource is its state.
+pub(super) const LINKS: &str = "_links";
+pub(super) const EMBEDDED: &str = "_embedded";
+
+/// A field name: where it is in the body, or decoded when it had escapes.
+pub(super) enum Key {
+    At(Range<usize>),
+    Decoded(Box<str>),
+}
+
+impl Key {
+    pub(super) fn of(name: &str, body: &[u8]) -> Key {
+        let start = (name.as_ptr() as usize).wrapping_sub(body.as_ptr() as usize);
+        if start <= body.len() && name.len() <= body.len() - start {
+            Key::At(start..start + name.len())
+        } else {
+            Key::Decoded(name.into()) // jiter decoded it into its scratch tape
+        }
+    }
+
+    pub(super) fn text<'a>(&'a self, body: &'a [u8]) -> &'a str {
+        match self {
+            // validated UTF-8 (the whole body is), and jiter cut it at the quotes
+            Key::At(range) => std::str::from_utf8(&body[range.clone()]).unwrap_or_default(),
+            Key::Decoded(text) => text,
+        }
+    }
+}
+
+/// Names in first-seen order, each once; found by scanning (few) or by hash (many).
+#[derive(Default)]
+pub(super) struct Names {
+    pub(super) keys: Vec<Key>,
+    by_name: Option<HashMap<Box<str>, usize>>,
+}
+
+impl Names {
+    pub(super) fn find(&self, body: &[u8], name: &str) -> Option<usize> {
+        match &self.by_name {
+            Some(map) => map.get(name).copied(),
+            None => self.keys.iter().position(|k| k.text(body) == name),
+        }
+    }
+
+    /// Where `key` is, and whether it was new (a repeated name keeps its first place).
+    fn add(&mut self, body: &[u8], key: Key) -> (usize, bool) {
+        if let Some(at) = self.find(body, key.text(body)) {
+            return (at, false);
+        }
+        let at = self.keys.len();
+        if let Some(map) = &mut self.by_name {
+            map.insert(key.text(body).into(), at);
+        }
+        self.keys.push(key);
+        if self.by_name.is_none() && self.keys.len() > SCANNED {
+            let named = self.keys.iter().enumerate();
+            self.by_name = Some(named.map(|(i, k)| (k.text(body).into(), i)).collect());
+        }
+        (at, true)
+    }
+
+    pub(super) fn len(&self) -> usize {
+        self.keys.len()
+    }
+}
+
+/// The resources of one embedded relation: an object, or an array of them (kept as sent).
+pub(super) enum Children {
+    One(Arc<Index>),
+    Many(Vec<Arc<Index>>),
+}
+
+/// Where everything of one JSON object of the body is.
+pub(super) struct Index {
+    pub(super) span: Range<usize>,
+    /// The field names; a repeated name keeps its last value, as in a Python dict.
+    pub(super) names: Names,
+    pub(super) values: Vec<Range<usize>>,
+    /// Which field is `_links` (validated, decoded on request).
+    pub(super) links: Option<usize>,
+    /// The field `_embedded`, and its relations indexed in turn.
+    pub(super) embedded: Option<(usize, Embedded)>,
+}
+
+#[derive(Default)]
+pub(super) struct Embedded {
+    pub(super) rels: Names,
+    pub(super) children: Vec<Children>,
+}
+
+/// Why a body was refused: JSON syntax (described with jiter's position) or HAL shape.
+pub(super) enum Refusal {
+    Json(JiterError),
+    Hal(String),
+}
+
+impl From<JiterError> for Refusal {
+    fn from(e: JiterError) -> Self {
+        Refusal::Json(e)
+    }
+}
+
+pub(super) type Walk<T> = std::result::Result<T, Refusal>;
+
+/// Validate `body` (a JSON object of HAL shape) and index it: the parser of every response.
+pub fn parse(body: impl Into<Bytes>) -> Result<Document> {
+    let mut body = body.into();
+    // RFC 8259 §8.1 lets a parser ignore a byte order mark; some servers still send one.
+    if body.starts_with(b"\xef\xbb\xbf") {
+        body = body.slice(3..);
+    }
+    let invalid =
+        |what: String| Error::protocol(format!("response body is not valid JSON: {what}"));
+    if let Err(e) = std::str::from_utf8(&body) {
+        return Err(invalid(format!(
+            "invalid UTF-8 at byte {}",
+            e.valid_up_to()
+        )));
+    }
+    let mut jiter = Jiter::new(&body);
+    let walked = index_body(&mut jiter, &body);
+    let index = walked.map_err(|refusal| match refusal {
+        Refusal::Json(e) => invalid(e.description(&jiter)),
+        Refusal::Hal(message) => Error::protocol(message),
+    })?;
+    Ok(Document::new(body, Arc::new(index)))
+}
+
+fn index_body(jiter: &mut Jiter<'_>, body: &[u8]) -> Walk<Index> {
+    let peek = jiter.peek()?;
+    if peek != Peek::Object {
+        jiter.known_skip(peek)?;
+        jiter.finish()?; // invalid JSON is reported as such before its type
+        return Err(Refusal::Hal("response body is not a JSON object".into()));
+    }
+    let index = object(jiter, body, 1)?;
+    jiter.finish()?;
+    Ok(index)
+}
+
+/// The first name of the object at the cursor (its `{` peeked); `None` if it is empty.
+pub(super) fn first_name(jiter: &mut Jiter<'_>, body: &[u8]) -> Walk<Option<Key>> {
+    Ok(jiter.known_object()?.map(|name| Key::of(name, body)))
+}
+
+/// The next name of the object being walked; `None` at its `}`.
+pub(super) fn next_name(jiter: &mut Jiter<'_>, body: &[u8]) -> Walk<Option<Key>> {
+    Ok(jiter.next_key()?.map(|name| Key::of(name, body)))
+}
+
+/// Index the object at the cursor (its `{` peeked, at nesting `level`), checking `_links` and
+/// `_embedded`.
+fn object(jiter: &mut Jiter<'_>, body: &[u8], level: usize) -> Walk<Index> {
+    within_limit(level)?;
+    let start = jiter.current_index();
+    let mut index = Index {
+        span: start..start,
+        names: Names::default(),
+        values: Vec::new(),
+        links: None,
+        embedded: None,
+    };
+    let mut name = first_name(jiter, body)?;
+    while let Some(key) = name {
+        let peek = jiter.peek()?;
+        let value_start = jiter.current_index();
+        let mut embedded = None;
+        let is_links = key.text(body) == LINKS;
+        match key.text(body) {
+            LINKS => links(jiter, body, peek, level + 1)?,
+            EMBEDDED => embedded = Some(embedded_rels(jiter, body, peek, level + 1)?),
+            _ => skip(jiter, peek, level + 1)?,
+        }
+        let value = value_start..jiter.current_index();
+        let at = match index.names.add(body, key) {
+            (at, true) => {
+                index.values.push(value);
+                at
+            }
+            (at, false) => {
+                index.values[at] = value;
+                at
+            }
+        };
+        if is_links {
+            index.links = Some(at);
+        }
+        if let Some(rels) = embedded {
+            index.embedded = Some((at, rels));
+        }
+        name = next_name(jiter, body)?;
+    }
+    index.span.end = jiter.current_index();
+    Ok(index)
+}
+
+/// `_embedded`: an object of objects (or arrays of them), each a HAL document, indexed.
+fn embedded_rels(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, level: usize) -> Walk<Embedded> {
+    if peek != Peek::Object {
+        return Err(Refusal::Hal(format!("\"{EMBEDDED}\" is not an object")));
+    }
+    within_limit(level)?;
+    let mut embedded = Embedded::default();
+    let mut rel = first_name(jiter, body)?;
+    while let Some(key) = rel {
+        let not_object = || Refusal::Hal(format!("embedded {} is not an object", key.text(body)));
+        let peek = jiter.peek()?;
+        let children = if peek == Peek::Array {
+            within_limit(level + 1)?;
+            let mut items = Vec::new();
+            let mut item = jiter.known_array()?;
+            while let Some(peek) = item {
+                if peek != Peek::Object {
+                    return Err(not_object());
+                }
+                items.push(Arc::new(object(jiter, body, level + 2)?));
+                item = jiter.array_step()?;
+            }
+            Children::Many(items)
+        } else if peek == Peek::Object {
+            Children::One(Arc::new(object(jiter, body, level + 1)?))
+        } else {
+            return Err(not_object());
+        };
+        match embedded.rels.add(body, key) {
+            (_, true) => embedded.children.push(children),
+            (at, false) => embedded.children[at] = children,
+        }
+        rel = next_name(jiter, body)?;
+    }
+    Ok(embedded)
+}
