@@ -11,7 +11,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 use reqwest::Method;
 
-use rp_core::auth::{Credentials, Token as CoreToken};
+use rp_core::auth::{Credentials, StoreEvent, Token as CoreToken};
 use rp_core::client::{Body, Client, ClientConfig, RequestOptions};
 use rp_core::runtime::block_on_here;
 use rp_core::transport::{Attempt, Driver, Response, Verify};
@@ -138,7 +138,7 @@ impl NativeClient {
     #[new]
     #[pyo3(signature = (base_url, *, credentials, profile, timeout, connect_timeout, retries,
         token_leeway, max_response_size, allow_http, verify, user_agent, logger,
-        total_timeout=25.0, headers=Vec::new()))]
+        total_timeout=25.0, headers=Vec::new(), token_store=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         base_url: String,
@@ -155,6 +155,7 @@ impl NativeClient {
         logger: Py<PyAny>,
         total_timeout: f64,
         headers: Vec<(String, String)>,
+        token_store: Option<String>,
     ) -> Outcome<Self> {
         let config = ClientConfig {
             base_url,
@@ -170,9 +171,11 @@ impl NativeClient {
             user_agent,
             total_timeout,
             headers,
+            token_store,
         };
         let py = credentials.py();
-        // Building the pool may read a CA file: do it without the GIL.
+        // Building the pool may read a CA file, the token store derives its keys (PBKDF2):
+        // without the GIL.
         let core = py.detach(|| Client::new(config))?;
         Ok(NativeClient {
             core: Arc::new(core),
@@ -192,11 +195,13 @@ impl NativeClient {
 
     fn authenticate(&self, py: Python<'_>) -> Outcome<PyToken> {
         let core = self.core.clone();
-        let (outcome, log) = wait(py, async move {
-            let mut log = Vec::new();
-            (core.authenticate(Driver::ThisThread, &mut log).await, log)
+        let (outcome, log, store_log) = wait(py, async move {
+            let (mut log, mut store_log) = (Vec::new(), Vec::new());
+            let outcome = core.authenticate(Driver::ThisThread, &mut log, &mut store_log);
+            (outcome.await, log, store_log)
         })?;
         log_attempts(self.logger.bind(py), &log);
+        log_store_events(self.logger.bind(py), &store_log);
         Ok(PyToken { inner: outcome? })
     }
 
@@ -216,12 +221,22 @@ impl NativeClient {
         let core = self.core.clone();
         let method_name = method.to_string();
         let options = RequestOptions { if_match };
-        let (outcome, log) = wait(py, async move {
-            let mut log = Vec::new();
-            let outcome = core.request(method, target, body, options, Driver::ThisThread, &mut log);
-            (outcome.await, log)
+        let (outcome, log, store_log) = wait(py, async move {
+            let (mut log, mut store_log) = (Vec::new(), Vec::new());
+            let driver = Driver::ThisThread;
+            let outcome = core.request(
+                method,
+                target,
+                body,
+                options,
+                driver,
+                &mut log,
+                &mut store_log,
+            );
+            (outcome.await, log, store_log)
         })?;
         log_attempts(self.logger.bind(py), &log);
+        log_store_events(self.logger.bind(py), &store_log);
         Ok(response_tuple(py, &method_name, outcome?)?)
     }
 
@@ -282,6 +297,38 @@ pub(crate) fn log_attempts(logger: &Bound<'_, PyAny>, attempts: &[Attempt]) {
                 a.attempt,
             ),
         );
+    }
+}
+
+/// The token store's commands (API.md §10): a failure is a WARNING at most once a minute per
+/// client (the core decides which), else DEBUG. Same thread and GIL rules as `log_attempts`.
+pub(crate) fn log_store_events(logger: &Bound<'_, PyAny>, events: &[StoreEvent]) {
+    for event in events {
+        let milliseconds = event.elapsed.as_secs_f64() * 1000.0;
+        let _ = match (&event.message, event.warn) {
+            (Some(message), true) => logger.call_method1(
+                "warning",
+                (
+                    "token store unavailable (%s: %s): using this process's own token; \
+                     requests go on (next warning in a minute at the earliest)",
+                    event.op,
+                    message,
+                ),
+            ),
+            (Some(message), false) => logger.call_method1(
+                "debug",
+                (
+                    "token store %s failed in %.1f ms: %s",
+                    event.op,
+                    milliseconds,
+                    message,
+                ),
+            ),
+            (None, _) => logger.call_method1(
+                "debug",
+                ("token store %s in %.1f ms", event.op, milliseconds),
+            ),
+        };
     }
 }
 

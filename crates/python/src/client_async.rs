@@ -7,13 +7,13 @@ use pyo3::prelude::*;
 use reqwest::Method;
 use url::Url;
 
-use rp_core::auth::Token as CoreToken;
+use rp_core::auth::{StoreEvent, Token as CoreToken};
 use rp_core::client::{Body, Client, RequestOptions};
 use rp_core::error::Error;
 use rp_core::transport::{Attempt, Driver, Response};
 
 use super::aio;
-use super::client::{log_attempts, response_tuple, PyToken};
+use super::client::{log_attempts, log_store_events, response_tuple, PyToken};
 use crate::errors::to_py;
 
 enum Reply {
@@ -26,6 +26,7 @@ enum Reply {
 struct Completion {
     logger: Py<PyAny>,
     log: Vec<Attempt>,
+    store_log: Vec<StoreEvent>,
     outcome: Result<Reply, Error>,
 }
 
@@ -36,6 +37,7 @@ impl<'py> IntoPyObject<'py> for Completion {
 
     fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         log_attempts(self.logger.bind(py), &self.log);
+        log_store_events(self.logger.bind(py), &self.store_log);
         match self.outcome.map_err(to_py)? {
             Reply::Response(method, response) => {
                 Ok(response_tuple(py, method.as_str(), *response)?.into_any())
@@ -56,13 +58,22 @@ pub(crate) fn request<'py>(
     options: RequestOptions,
 ) -> PyResult<Bound<'py, PyAny>> {
     aio::awaitable(py, async move {
-        let mut log = Vec::new();
+        let (mut log, mut store_log) = (Vec::new(), Vec::new());
         let outcome = core
-            .request(method.clone(), url, body, options, Driver::Shared, &mut log)
+            .request(
+                method.clone(),
+                url,
+                body,
+                options,
+                Driver::Shared,
+                &mut log,
+                &mut store_log,
+            )
             .await;
         Ok(Completion {
             logger,
             log,
+            store_log,
             outcome: outcome.map(|response| Reply::Response(method, Box::new(response))),
         })
     })
@@ -75,11 +86,14 @@ pub(crate) fn authenticate<'py>(
     logger: Py<PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     aio::awaitable(py, async move {
-        let mut log = Vec::new();
-        let outcome = core.authenticate(Driver::Shared, &mut log).await;
+        let (mut log, mut store_log) = (Vec::new(), Vec::new());
+        let outcome = core
+            .authenticate(Driver::Shared, &mut log, &mut store_log)
+            .await;
         Ok(Completion {
             logger,
             log,
+            store_log,
             outcome: outcome.map(Reply::Token),
         })
     })
