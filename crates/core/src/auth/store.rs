@@ -130,10 +130,33 @@ impl SharedTokens {
             }
         }
         if let Some(id) = lock_id {
-            let released = self.store.delete_if(self.sealer.lock(), id.as_bytes());
-            let _ = self.call("unlock", events, released).await;
+            self.unlock(&id, events).await;
         }
         outcome.map(|token| (token, sealed))
+    }
+
+    /// The stored token if there is one, fresh, that opens, and not the one a 401 refused.
+    async fn stored(
+        &self,
+        leeway: f64,
+        rejected: Option<&[u8]>,
+        events: &mut Vec<StoreEvent>,
+    ) -> std::result::Result<Option<(Token, Vec<u8>)>, ()> {
+        let stored = self.store.get(self.sealer.key());
+        Ok(self
+            .call("get", events, stored)
+            .await?
+            .filter(|sealed| Some(sealed.as_slice()) != rejected)
+            .and_then(|sealed| {
+                let token = self.sealer.open(&sealed).filter(|t| t.is_fresh(leeway))?;
+                Some((token, sealed))
+            }))
+    }
+
+    /// Release our renewal lock (only if it is still ours: it may have expired and been taken).
+    async fn unlock(&self, lock_id: &str, events: &mut Vec<StoreEvent>) {
+        let released = self.store.delete_if(self.sealer.lock(), lock_id.as_bytes());
+        let _ = self.call("unlock", events, released).await;
     }
 
     /// Take the stored token, or the lock to renew it, or wait for the process that holds the
@@ -153,15 +176,10 @@ impl SharedTokens {
         let lock_id = self.sealer.lock_id();
         let mut pause = FIRST_POLL;
         loop {
-            let stored = self.store.get(self.sealer.key());
-            match self.call("get", events, stored).await {
+            match self.stored(leeway, rejected, events).await {
                 Err(()) => return fallback,
-                Ok(Some(sealed)) if Some(sealed.as_slice()) != rejected => {
-                    if let Some(token) = self.sealer.open(&sealed).filter(|t| t.is_fresh(leeway)) {
-                        return Next::Stored(token, sealed);
-                    }
-                }
-                Ok(_) => {}
+                Ok(Some((token, sealed))) => return Next::Stored(token, sealed),
+                Ok(None) => {}
             }
             if waiting_since.elapsed() >= self.store.lock_ttl() {
                 return Next::Fetch {
@@ -175,10 +193,18 @@ impl SharedTokens {
             match self.call("lock", events, taken).await {
                 Err(()) => return fallback,
                 Ok(true) => {
-                    return Next::Fetch {
-                        save: true,
-                        lock_id: Some(lock_id),
-                    }
+                    // Look again: a holder may have stored its token and released the lock
+                    // between our look and our lock; fetching then would renew twice.
+                    return match self.stored(leeway, rejected, events).await {
+                        Ok(Some((token, sealed))) => {
+                            self.unlock(&lock_id, events).await;
+                            Next::Stored(token, sealed)
+                        }
+                        Ok(None) | Err(()) => Next::Fetch {
+                            save: true,
+                            lock_id: Some(lock_id),
+                        },
+                    };
                 }
                 Ok(false) => {
                     tokio::time::sleep(pause).await;
