@@ -62,6 +62,7 @@ bench: ## the benchmarks of benches/ vs the peers, with the targets' table (rele
 	$(BENCH_VENV)/bin/pip install -q -e '.[bench]' opentelemetry-api opentelemetry-sdk
 	bash benches/run.sh $(BENCH_VENV)/bin/python $(BENCH_ARGS)
 	bash benches/sandbox_wrk.sh 5s $(BENCH_VENV)/bin/python
+	$(BENCH_VENV)/bin/python benches/fleet.py
 
 SOAK_SECONDS ?= 300
 soak: $(STAMP) ## the long soak: 64 threads + 256 tasks for SOAK_SECONDS (300), tokens expiring, faults (SOAK_SEED replays)

@@ -52,6 +52,9 @@ def _read_env(prefix: str, settings: dict[str, Any]) -> None:
             _require(prefix, name)
             settings[name.lower()] = os.environ[prefix + name]
     settings.setdefault("rel_namespace", os.environ.get(prefix + "REL_NAMESPACE") or None)
+    # Read inline like the secrets: the URL may hold the Redis password.
+    if "token_store" not in settings and os.environ.get(prefix + "TOKEN_STORE"):
+        settings["token_store"] = os.environ[prefix + "TOKEN_STORE"]
     if "total_timeout" not in settings and os.environ.get(prefix + "TOTAL_TIMEOUT"):
         variable = prefix + "TOTAL_TIMEOUT"
         settings["total_timeout"] = _settings.parse_env_seconds(variable, os.environ[variable])
@@ -611,6 +614,7 @@ class _ClientBase:
         user_agent: str | None = None,
         total_timeout: float = 25.0,
         headers: Mapping[str, str] | None = None,
+        token_store: str | None = None,
     ) -> None:
         # Nothing is stored before every check passed: repr() of a client whose constructor
         # raised (or of a subclass asking before calling us) shows no unchecked value.
@@ -630,6 +634,7 @@ class _ClientBase:
                 verify=verify,
                 user_agent=user_agent,
                 headers=headers,
+                token_store=token_store,
             )
             if not isinstance(credentials, (AppCredentials, AdminCredentials)):
                 raise ConfigurationError(
@@ -651,12 +656,13 @@ class _ClientBase:
                 logger=logger,
                 total_timeout=settings.total_timeout,
                 headers=settings.headers,
+                token_store=settings.token_store,
             )
         except Error as err:
             # Error trackers capture the locals of every frame of a traceback: forget the
             # arguments (base_url may hold a password, headers an API key, credentials a
             # secret) and drop the frames of the checks, which held them too.
-            base_url = credentials = headers = None  # type: ignore[assignment]
+            base_url = credentials = headers = token_store = None  # type: ignore[assignment]
             settings = None  # type: ignore[assignment]
             raise err.with_traceback(None) from None
         self._base_url = settings.base_url
@@ -670,7 +676,8 @@ class _ClientBase:
     @classmethod
     def from_env(cls: type[_C], prefix: str = "RECURRING_PAYMENTS_", **overrides: Any) -> _C:
         """Build a client from environment variables: ``<prefix>BASE_URL``, ``PROFILE``,
-        ``REL_NAMESPACE`` (optional), ``TOTAL_TIMEOUT`` (optional, seconds), and ``APP_NAME`` +
+        ``REL_NAMESPACE`` (optional), ``TOTAL_TIMEOUT`` (optional, seconds), ``TOKEN_STORE``
+        (optional, a Redis URL: fleet mode), and ``APP_NAME`` +
         ``APP_SECRET`` or ``CREDITOR`` + ``LOGIN`` + ``PASSWORD``. Keyword arguments override
         or add constructor arguments.
 

@@ -28,6 +28,14 @@ class Client(_ClientBase):
     point is fetched once, on first use, and cached. ``with rp.Client(...) as client:`` closes
     it at the end of the block. Constructor arguments: see the guide "Configuration" of the
     documentation (``base_url``, ``credentials`` and ``profile`` are required).
+
+    ``token_store="redis://host:6379/0"`` (or ``rediss://`` for TLS; ``from_env`` reads
+    ``TOKEN_STORE``) shares one token between every process, on any machine, configured with
+    the same ``base_url`` and credentials: one token request per renewal for the whole fleet.
+    Redis holds it encrypted with a key derived from the credentials, under a key name that
+    shows no app name, creditor or secret, until it is due for renewal. If Redis is down, slow
+    (a command over ``connect_timeout``) or refusing, the client uses its own token, logs a
+    WARNING at most once a minute, and no request fails because of the store.
     """
 
     def _init_root_cache(self) -> None:

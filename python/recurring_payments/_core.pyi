@@ -104,6 +104,7 @@ class NativeClient:
         logger: Any,
         total_timeout: float = 25.0,
         headers: list[tuple[str, str]] = ...,
+        token_store: str | None = None,
     ) -> NativeClient: ...
     @property
     def token(self) -> Token | None: ...

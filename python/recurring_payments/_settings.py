@@ -1,9 +1,9 @@
-"""The client's settings, checked before the native client is built (API.md §2, §8, §9).
+"""The client's settings, checked before the native client is built (API.md §2, §8, §9, §10).
 
 A bad value is a ``ConfigurationError`` naming the setting, raised at construction: not an
 ``OverflowError`` from the native layer, nor a ``TransportError`` on every later request.
-Messages quote a value only when it cannot be a secret (never ``base_url``, ``user_agent`` or
-a header value: a URL may carry a password, a header an API key).
+Messages quote a value only when it cannot be a secret (never ``base_url``, ``token_store``,
+``user_agent`` or a header value: a URL may carry a password, a header an API key).
 """
 
 from __future__ import annotations
@@ -62,6 +62,7 @@ class Settings:
     verify: bool | str
     user_agent: str | None
     headers: list[tuple[str, str]]
+    token_store: str | None = None
 
 
 def check(
@@ -79,6 +80,7 @@ def check(
     verify: object,
     user_agent: object,
     headers: object,
+    token_store: object = None,
 ) -> Settings:
     """Every setting checked and normalised, or ``ConfigurationError`` for the first bad one
     (``check_seconds("timeout", "30")``: "timeout must be a number of seconds, not str")."""
@@ -96,6 +98,7 @@ def check(
         verify=_check_verify(verify),
         user_agent=_check_user_agent(user_agent),
         headers=_check_headers(headers),
+        token_store=check_token_store(token_store),
     )
 
 
@@ -233,6 +236,27 @@ def _check_headers(value: object) -> list[tuple[str, str]]:
             )
         pairs.append((name, text))
     return pairs
+
+
+def check_token_store(value: object) -> str | None:
+    """``None`` (tokens stay in the process) or a ``redis://`` / ``rediss://`` URL (API.md §10).
+
+    The URL is never quoted: it may hold the Redis password.
+    """
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigurationError(
+            f"token_store must be None or a redis:// URL, not {type(value).__name__}"
+        )
+    scheme = _SCHEME.match(value)
+    if scheme is None or scheme.group().lower() not in ("redis:", "rediss:"):
+        raise ConfigurationError(
+            "token_store must be None or a redis:// or rediss:// URL (the URL is not shown)"
+        )
+    if _CONTROL.search(value) or value != value.strip() or " " in value:
+        raise ConfigurationError("token_store must not contain spaces or control characters")
+    return value
 
 
 def parse_env_seconds(variable: str, text: str) -> float:

@@ -13,7 +13,7 @@ use reqwest::header::{
 use reqwest::Method;
 use url::Url;
 
-use crate::auth::{Credentials, Token, TokenCache};
+use crate::auth::{Credentials, StoreEvent, StoreSpec, Token, TokenCache};
 use crate::error::{Error, Result};
 use crate::media;
 use crate::request::{Prepared, Request};
@@ -41,6 +41,8 @@ pub struct ClientConfig {
     pub total_timeout: f64,
     /// Extra headers for requests to the API's origin (not the token endpoint) (§9).
     pub headers: Vec<(String, String)>,
+    /// A Redis URL to share the token with the fleet (§10); `None`: in process.
+    pub token_store: Option<String>,
 }
 
 pub struct Client {
@@ -54,8 +56,10 @@ pub struct Client {
     total_timeout: Duration,
     extra_headers: HeaderMap,
     transport: Transport,
-    /// Per process: a child after fork starts with an empty cache and unlocked locks.
+    /// Per process: a child after fork starts with an empty cache and unlocked locks (and
+    /// opens its own connection to the token store).
     tokens: PerProcess<TokenCache>,
+    store: Option<StoreSpec>,
 }
 
 impl Client {
@@ -94,6 +98,17 @@ impl Client {
         let basic = header_value(&config.credentials.basic_authorization())
             .map_err(|_| Error::Configuration("credentials contain invalid characters".into()))?;
         let token_url = token_endpoint(&base);
+        let store = match &config.token_store {
+            None => None,
+            Some(url) => Some(StoreSpec::new(
+                url,
+                base.as_str(),
+                &config.credentials,
+                config.token_leeway,
+                connect_timeout,
+                timeout,
+            )?),
+        };
         let transport = Transport::new(TransportConfig {
             timeout,
             connect_timeout,
@@ -114,6 +129,7 @@ impl Client {
             extra_headers,
             transport,
             tokens: PerProcess::new(),
+            store,
         })
     }
 
@@ -138,18 +154,29 @@ impl Client {
     }
 
     fn cache(&self) -> Result<&TokenCache> {
-        self.tokens.get_or_try_init(|| Ok(TokenCache::default()))
+        self.tokens.get_or_try_init(|| {
+            Ok(match &self.store {
+                Some(spec) => TokenCache::with_store(spec),
+                None => TokenCache::default(),
+            })
+        })
     }
 
     pub fn token(&self) -> Option<Arc<Token>> {
         self.cache().ok().and_then(TokenCache::current)
     }
 
-    /// Fetch a token now (validates the credentials), within `total_timeout`.
-    pub async fn authenticate(&self, driver: Driver, log: &mut Vec<Attempt>) -> Result<Arc<Token>> {
+    /// Fetch a token now (validates the credentials), within `total_timeout`. `store_log`
+    /// receives the token store commands sent (§10), as `log` the HTTP attempts.
+    pub async fn authenticate(
+        &self,
+        driver: Driver,
+        log: &mut Vec<Attempt>,
+        store_log: &mut Vec<StoreEvent>,
+    ) -> Result<Arc<Token>> {
         let deadline = Deadline::after(self.total_timeout);
         let cache = self.cache()?;
-        let renewal = cache.renew(|| self.fetch_token(driver, log, deadline));
+        let renewal = cache.renew(store_log, || self.fetch_token(driver, log, deadline));
         match tokio::time::timeout_at(deadline.backstop(), renewal).await {
             Ok(outcome) => outcome,
             Err(_) => Err(deadline.exceeded("POST", self.token_url.as_str(), false)),
@@ -161,17 +188,19 @@ impl Client {
         request.prepare(&self.base)
     }
 
-    /// One API call with the protocol's rules; `log` receives every attempt. `driver` says
-    /// where this future is polled (and so which connection pool it uses).
+    /// One API call with the protocol's rules; `log` receives every attempt, `store_log` the
+    /// token store commands (§10). `driver` says where this future is polled (and so which
+    /// connection pool it uses).
     pub async fn send(
         &self,
         request: Prepared,
         driver: Driver,
         log: &mut Vec<Attempt>,
+        store_log: &mut Vec<StoreEvent>,
     ) -> Result<Response> {
         let deadline = Deadline::after(self.total_timeout);
         let mut trace = Trace::default();
-        let call = self.follow_hops(request, driver, log, deadline, &mut trace);
+        let call = self.follow_hops(request, driver, log, store_log, deadline, &mut trace);
         let outcome = match tokio::time::timeout_at(deadline.backstop(), call).await {
             Ok(outcome) => outcome,
             // Cut mid-hop: a POST/PATCH being sent may have been written.
@@ -196,6 +225,7 @@ impl Client {
         request: Prepared,
         driver: Driver,
         log: &mut Vec<Attempt>,
+        store_log: &mut Vec<StoreEvent>,
         deadline: Deadline,
         trace: &mut Trace,
     ) -> Result<Response> {
@@ -224,7 +254,9 @@ impl Client {
             let token = if ours {
                 let token = self
                     .cache()?
-                    .get(self.leeway, || self.fetch_token(driver, log, deadline))
+                    .get(self.leeway, store_log, || {
+                        self.fetch_token(driver, log, deadline)
+                    })
                     .await
                     .map_err(|e| e.with_outcome_unknown(false))?;
                 headers.insert(AUTHORIZATION, header_value(&token.bearer())?);
@@ -249,7 +281,7 @@ impl Client {
                 match &token {
                     // The hop carried our token: renew it and send this hop again, once.
                     Some(token) if !replayed => {
-                        self.cache()?.invalidate(token);
+                        self.cache()?.invalidate(token, store_log).await;
                         replayed = true;
                         continue;
                     }

@@ -10,7 +10,7 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyString, PyTuple};
 
-use rp_core::auth::Credentials;
+use rp_core::auth::{Credentials, StoreEvent};
 use rp_core::client::{Client, ClientConfig};
 use rp_core::request::Request;
 use rp_core::runtime::block_on_here;
@@ -59,7 +59,7 @@ impl NativeClient {
     #[new]
     #[pyo3(signature = (base_url, *, credentials, profile, timeout, connect_timeout, retries,
         token_leeway, max_response_size, allow_http, verify, user_agent, logger,
-        total_timeout=25.0, headers=Vec::new()))]
+        total_timeout=25.0, headers=Vec::new(), token_store=None))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         base_url: String,
@@ -76,6 +76,7 @@ impl NativeClient {
         logger: Py<PyAny>,
         total_timeout: f64,
         headers: Vec<(String, String)>,
+        token_store: Option<String>,
     ) -> Outcome<Self> {
         let config = ClientConfig {
             base_url,
@@ -91,9 +92,11 @@ impl NativeClient {
             user_agent,
             total_timeout,
             headers,
+            token_store,
         };
         let py = credentials.py();
-        // Building the pool may read a CA file: do it without the GIL.
+        // Building the pool may read a CA file, the token store derives its keys (PBKDF2):
+        // without the GIL.
         let core = py.detach(|| Client::new(config))?;
         Ok(NativeClient {
             core: Arc::new(core),
@@ -113,11 +116,13 @@ impl NativeClient {
 
     fn authenticate(&self, py: Python<'_>) -> Outcome<PyToken> {
         let core = self.core.clone();
-        let (outcome, log) = wait(py, async move {
-            let mut log = Vec::new();
-            (core.authenticate(Driver::ThisThread, &mut log).await, log)
+        let (outcome, log, store_log) = wait(py, async move {
+            let (mut log, mut store_log) = (Vec::new(), Vec::new());
+            let outcome = core.authenticate(Driver::ThisThread, &mut log, &mut store_log);
+            (outcome.await, log, store_log)
         })?;
         log_attempts(self.logger.bind(py), &log);
+        log_store_events(self.logger.bind(py), &store_log);
         Ok(PyToken::from(outcome?))
     }
 
@@ -154,12 +159,14 @@ impl NativeClient {
         let request = self.core.prepare(args.into_request()?)?;
         let core = self.core.clone();
         let method_name = request.method.to_string();
-        let (outcome, log) = wait(py, async move {
-            let mut log = Vec::new();
-            let outcome = core.send(request, Driver::ThisThread, &mut log).await;
-            (outcome, log)
+        let (outcome, log, store_log) = wait(py, async move {
+            let (mut log, mut store_log) = (Vec::new(), Vec::new());
+            let driver = Driver::ThisThread;
+            let outcome = core.send(request, driver, &mut log, &mut store_log);
+            (outcome.await, log, store_log)
         })?;
         log_attempts(self.logger.bind(py), &log);
+        log_store_events(self.logger.bind(py), &store_log);
         Ok(response_tuple(py, &method_name, outcome?)?)
     }
 
@@ -226,6 +233,38 @@ pub(crate) fn log_attempts(logger: &Bound<'_, PyAny>, attempts: &[Attempt]) {
                 a.attempt,
             ),
         );
+    }
+}
+
+/// The token store's commands (API.md §10): a failure is a WARNING at most once a minute per
+/// client (the core decides which), else DEBUG. Same thread and GIL rules as `log_attempts`.
+pub(crate) fn log_store_events(logger: &Bound<'_, PyAny>, events: &[StoreEvent]) {
+    for event in events {
+        let milliseconds = event.elapsed.as_secs_f64() * 1000.0;
+        let _ = match (&event.message, event.warn) {
+            (Some(message), true) => logger.call_method1(
+                "warning",
+                (
+                    "token store unavailable (%s: %s): using this process's own token; \
+                     requests go on (next warning in a minute at the earliest)",
+                    event.op,
+                    message,
+                ),
+            ),
+            (Some(message), false) => logger.call_method1(
+                "debug",
+                (
+                    "token store %s failed in %.1f ms: %s",
+                    event.op,
+                    milliseconds,
+                    message,
+                ),
+            ),
+            (None, _) => logger.call_method1(
+                "debug",
+                ("token store %s in %.1f ms", event.op, milliseconds),
+            ),
+        };
     }
 }
 

@@ -6,14 +6,14 @@ use std::sync::Arc;
 use pyo3::prelude::*;
 use reqwest::Method;
 
-use rp_core::auth::Token as CoreToken;
+use rp_core::auth::{StoreEvent, Token as CoreToken};
 use rp_core::client::Client;
 use rp_core::error::Error;
 use rp_core::request::Prepared;
 use rp_core::transport::{Attempt, Driver, Response};
 
 use super::aio;
-use super::client::{log_attempts, response_tuple};
+use super::client::{log_attempts, log_store_events, response_tuple};
 use super::token::PyToken;
 use crate::errors::to_py;
 
@@ -27,6 +27,7 @@ enum Reply {
 struct Completion {
     logger: Py<PyAny>,
     log: Vec<Attempt>,
+    store_log: Vec<StoreEvent>,
     outcome: Result<Reply, Error>,
 }
 
@@ -37,6 +38,7 @@ impl<'py> IntoPyObject<'py> for Completion {
 
     fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
         log_attempts(self.logger.bind(py), &self.log);
+        log_store_events(self.logger.bind(py), &self.store_log);
         match self.outcome.map_err(to_py)? {
             Reply::Response(method, response) => {
                 Ok(response_tuple(py, method.as_str(), *response)?.into_any())
@@ -54,12 +56,15 @@ pub(crate) fn send<'py>(
     request: Prepared,
 ) -> PyResult<Bound<'py, PyAny>> {
     aio::awaitable(py, async move {
-        let mut log = Vec::new();
+        let (mut log, mut store_log) = (Vec::new(), Vec::new());
         let method = request.method.clone();
-        let outcome = core.send(request, Driver::Shared, &mut log).await;
+        let outcome = core
+            .send(request, Driver::Shared, &mut log, &mut store_log)
+            .await;
         Ok(Completion {
             logger,
             log,
+            store_log,
             outcome: outcome.map(|response| Reply::Response(method, Box::new(response))),
         })
     })
@@ -72,11 +77,14 @@ pub(crate) fn authenticate<'py>(
     logger: Py<PyAny>,
 ) -> PyResult<Bound<'py, PyAny>> {
     aio::awaitable(py, async move {
-        let mut log = Vec::new();
-        let outcome = core.authenticate(Driver::Shared, &mut log).await;
+        let (mut log, mut store_log) = (Vec::new(), Vec::new());
+        let outcome = core
+            .authenticate(Driver::Shared, &mut log, &mut store_log)
+            .await;
         Ok(Completion {
             logger,
             log,
+            store_log,
             outcome: outcome.map(Reply::Token),
         })
     })

@@ -1,4 +1,12 @@
-//! Credentials, tokens and the single-flight token cache (API.md §3).
+//! Credentials, tokens and the single-flight token cache (API.md §3), in front of an optional
+//! token store shared by a fleet of processes (§10: `store.rs`).
+
+mod redis_store;
+mod sealed;
+mod store;
+
+use store::SharedTokens;
+pub use store::{StoreEvent, StoreSpec};
 
 use std::fmt;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -208,11 +216,17 @@ impl fmt::Debug for Token {
 pub struct TokenCache {
     /// Held only to read or swap the token or the flight, never across an await.
     state: Mutex<State>,
+    /// The fleet's store (`token_store=`), asked by the leader of a flight; `None`: in process.
+    store: Option<SharedTokens>,
 }
 
 #[derive(Default)]
 struct State {
     current: Option<Arc<Token>>,
+    /// `current` as the store holds it (sealed), for the compare-and-delete after a 401.
+    current_sealed: Option<Vec<u8>>,
+    /// The last sealed token a 401 refused: not taken from the store again.
+    rejected_sealed: Option<Vec<u8>>,
     flight: Option<Flight>,
     /// Tells flights apart, so a finished or abandoned flight never clears its successor.
     flights_started: u64,
@@ -244,11 +258,13 @@ struct Leader<'a> {
 
 impl Leader<'_> {
     /// Store the token (if any), end the flight and hand its outcome to every waiter.
-    fn land(mut self, outcome: Outcome) -> Outcome {
+    fn land(mut self, landed: Result<(Arc<Token>, Option<Vec<u8>>)>) -> Outcome {
         let mut state = self.cache.lock();
-        if let Ok(token) = &outcome {
+        let outcome = landed.map(|(token, sealed)| {
             state.current = Some(token.clone());
-        }
+            state.current_sealed = sealed;
+            token
+        });
         state.end_flight(self.id);
         if let Some(sender) = self.outcome.take() {
             sender.send_replace(Some(outcome.clone()));
@@ -276,6 +292,14 @@ impl State {
 }
 
 impl TokenCache {
+    /// A cache in front of the fleet's store (built in each process that uses it).
+    pub fn with_store(spec: &StoreSpec) -> TokenCache {
+        TokenCache {
+            state: Mutex::default(),
+            store: Some(SharedTokens::new(spec)),
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, State> {
         // Nothing panics while holding it; a poisoned state is still consistent.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
@@ -288,27 +312,39 @@ impl TokenCache {
     /// A fresh token: the cached one, or the outcome of the flight under way (joined), or of a
     /// new flight this caller leads. A token a flight brought is used by all its waiters even
     /// when it is no longer fresh (`expires_in: 0`); only later callers start a new flight.
-    pub async fn get<F, Fut>(&self, leeway: f64, fetch: F) -> Result<Arc<Token>>
+    /// `events` receives the store commands this caller sent (as leader).
+    pub async fn get<F, Fut>(
+        &self,
+        leeway: f64,
+        events: &mut Vec<StoreEvent>,
+        fetch: F,
+    ) -> Result<Arc<Token>>
     where
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<Token>>,
     {
-        self.obtain(Some(leeway), fetch).await
+        self.obtain(Some(leeway), events, fetch).await
     }
 
     /// A new token whatever is cached (`client.authenticate()`). A flight already under way is
     /// joined rather than doubled: its answer is as good as a second request's (the
     /// server gives the same token while it is valid) and tells as much about the credentials.
-    pub async fn renew<F, Fut>(&self, fetch: F) -> Result<Arc<Token>>
+    /// With a store, the new token is stored for the fleet.
+    pub async fn renew<F, Fut>(&self, events: &mut Vec<StoreEvent>, fetch: F) -> Result<Arc<Token>>
     where
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<Token>>,
     {
-        self.obtain(None, fetch).await
+        self.obtain(None, events, fetch).await
     }
 
     /// `leeway: None` ignores the cached token.
-    async fn obtain<F, Fut>(&self, leeway: Option<f64>, fetch: F) -> Result<Arc<Token>>
+    async fn obtain<F, Fut>(
+        &self,
+        leeway: Option<f64>,
+        events: &mut Vec<StoreEvent>,
+        fetch: F,
+    ) -> Result<Arc<Token>>
     where
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<Token>>,
@@ -326,8 +362,16 @@ impl TokenCache {
                 }
             }
         };
-        let outcome = fetch().await.map(Arc::new);
-        leader.land(outcome)
+        let landed = match &self.store {
+            None => fetch().await.map(|token| (token, None)),
+            Some(store) => {
+                let rejected = self.lock().rejected_sealed.clone();
+                store
+                    .obtain(leeway, rejected.as_deref(), fetch, events)
+                    .await
+            }
+        };
+        leader.land(landed.map(|(token, sealed)| (Arc::new(token), sealed)))
     }
 
     fn role(&self, leeway: Option<f64>) -> Role<'_> {
@@ -354,15 +398,28 @@ impl TokenCache {
         })
     }
 
-    /// Forget `rejected` after a 401, unless another caller has replaced it already.
-    pub fn invalidate(&self, rejected: &Arc<Token>) {
-        let mut state = self.lock();
-        if state
-            .current
-            .as_ref()
-            .is_some_and(|t| Arc::ptr_eq(t, rejected))
-        {
-            state.current = None;
+    /// Forget `rejected` after a 401, unless another caller has replaced it already; and
+    /// remove it from the store if the store still holds it (not a successor).
+    pub async fn invalidate(&self, rejected: &Arc<Token>, events: &mut Vec<StoreEvent>) {
+        let sealed = {
+            let mut state = self.lock();
+            if state
+                .current
+                .as_ref()
+                .is_some_and(|t| Arc::ptr_eq(t, rejected))
+            {
+                state.current = None;
+                let sealed = state.current_sealed.take();
+                if sealed.is_some() {
+                    state.rejected_sealed = sealed.clone();
+                }
+                sealed
+            } else {
+                None
+            }
+        };
+        if let (Some(store), Some(sealed)) = (&self.store, sealed) {
+            store.discard(&sealed, events).await;
         }
     }
 }
@@ -403,7 +460,7 @@ mod tests {
             let (cache, fetches) = (cache.clone(), fetches.clone());
             tasks.push(tokio::spawn(async move {
                 cache
-                    .get(30.0, || async {
+                    .get(30.0, &mut Vec::new(), || async {
                         fetches.fetch_add(1, Ordering::SeqCst);
                         tokio::time::sleep(pause).await;
                         answer()
@@ -535,7 +592,7 @@ mod tests {
                         .enable_all()
                         .build()
                         .unwrap();
-                    runtime.block_on(cache.get(30.0, || async {
+                    runtime.block_on(cache.get(30.0, &mut Vec::new(), || async {
                         fetches.fetch_add(1, Ordering::SeqCst);
                         tokio::time::sleep(Duration::from_millis(200)).await;
                         Err::<Token, _>(refused())
@@ -556,7 +613,7 @@ mod tests {
         let (leader_cache, leader_fetches) = (cache.clone(), fetches.clone());
         let leader = tokio::spawn(async move {
             leader_cache
-                .get(30.0, || async {
+                .get(30.0, &mut Vec::new(), || async {
                     leader_fetches.fetch_add(1, Ordering::SeqCst);
                     std::future::pending::<Result<Token>>().await
                 })
@@ -612,7 +669,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         let renewed = cache
-            .renew(|| async {
+            .renew(&mut Vec::new(), || async {
                 fetches.fetch_add(1, Ordering::SeqCst);
                 Ok(token(960.0))
             })
@@ -622,7 +679,10 @@ mod tests {
         assert!(Arc::ptr_eq(&renewed, &joined));
         assert_eq!(fetches.load(Ordering::SeqCst), 1);
         // With no flight under way it fetches, whatever is cached.
-        let renewed = cache.renew(|| async { Ok(token(960.0)) }).await.unwrap();
+        let renewed = cache
+            .renew(&mut Vec::new(), || async { Ok(token(960.0)) })
+            .await
+            .unwrap();
         assert!(!Arc::ptr_eq(&renewed, &joined));
     }
 
@@ -630,13 +690,16 @@ mod tests {
     async fn invalidate_only_drops_the_rejected_token() {
         let cache = TokenCache::default();
         let first = cache
-            .get(30.0, || async { Ok(token(960.0)) })
+            .get(30.0, &mut Vec::new(), || async { Ok(token(960.0)) })
             .await
             .unwrap();
-        let second = cache.renew(|| async { Ok(token(960.0)) }).await.unwrap();
-        cache.invalidate(&first);
+        let second = cache
+            .renew(&mut Vec::new(), || async { Ok(token(960.0)) })
+            .await
+            .unwrap();
+        cache.invalidate(&first, &mut Vec::new()).await;
         assert!(Arc::ptr_eq(&cache.current().unwrap(), &second));
-        cache.invalidate(&second);
+        cache.invalidate(&second, &mut Vec::new()).await;
         assert!(cache.current().is_none());
     }
 }

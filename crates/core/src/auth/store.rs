@@ -1,0 +1,264 @@
+//! Where a client's token lives beyond its process (API.md §10): the seam `TokenCache` uses.
+//!
+//! Without a store (`token_store=None`) the in-process cache is all there is. With Redis, the
+//! leader of a process's in-process flight asks the store first; a renewal takes a lock, so one
+//! process of the fleet fetches while the others poll for its token. Any failure of the store
+//! falls back to fetching in-process: the store may make requests cheaper, never fail them.
+
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant, SystemTime};
+
+use super::redis_store::{RedisConfig, RedisStore, StoreFailure};
+use super::sealed::Sealer;
+use super::{Credentials, Token};
+use crate::error::Result;
+
+/// One command sent to the token store, for the logs and for telemetry spans
+/// (`recurring_payments.token_store`): what, when, how long, and how it ended.
+#[derive(Debug, Clone)]
+pub struct StoreEvent {
+    /// `get`, `lock`, `set`, `unlock` or `discard`.
+    pub op: &'static str,
+    pub started: SystemTime,
+    pub elapsed: Duration,
+    /// A stable kind (`timeout`, `connection_refused`, `connection`, `server`, `protocol`),
+    /// `None` on success.
+    pub error_type: Option<&'static str>,
+    /// What went wrong, without the URL or any secret.
+    pub message: Option<String>,
+    /// The client's first store failure in a minute: logged as a WARNING (the others DEBUG).
+    pub warn: bool,
+}
+
+/// Interval between WARNINGs of one client about its store.
+const WARNING_INTERVAL: Duration = Duration::from_secs(60);
+/// First and longest pause between two looks at a renewal led by another process.
+const FIRST_POLL: Duration = Duration::from_millis(5);
+const LONGEST_POLL: Duration = Duration::from_millis(100);
+
+/// The store settings of a client: parsed and derived once, shared by its processes.
+#[derive(Debug, Clone)]
+pub struct StoreSpec {
+    redis: RedisConfig,
+    sealer: Arc<Sealer>,
+    leeway: f64,
+}
+
+impl StoreSpec {
+    /// `url`: `redis://…` or `rediss://…`. Derives the keys (PBKDF2): call it once per client.
+    pub fn new(
+        url: &str,
+        base_url: &str,
+        credentials: &Credentials,
+        leeway: f64,
+        op_timeout: Duration,
+        lock_ttl: Duration,
+    ) -> Result<StoreSpec> {
+        Ok(StoreSpec {
+            redis: RedisConfig::new(url, op_timeout, lock_ttl)?,
+            sealer: Arc::new(Sealer::new(base_url, credentials)?),
+            leeway,
+        })
+    }
+}
+
+/// A client's token store in one process: its Redis connection and its warning clock.
+pub(super) struct SharedTokens {
+    store: RedisStore,
+    sealer: Arc<Sealer>,
+    leeway: f64,
+    last_warning: Mutex<Option<Instant>>,
+}
+
+/// What the leader does after looking at the store.
+enum Next {
+    /// The store had a fresh token.
+    Stored(Token, Vec<u8>),
+    /// Fetch it: saving it for the fleet and releasing our lock, or not.
+    Fetch { save: bool, lock_id: Option<String> },
+}
+
+impl SharedTokens {
+    pub(super) fn new(spec: &StoreSpec) -> SharedTokens {
+        SharedTokens {
+            store: RedisStore::new(spec.redis.clone()),
+            sealer: spec.sealer.clone(),
+            leeway: spec.leeway,
+            last_warning: Mutex::new(None),
+        }
+    }
+
+    /// A token for the leader of this process's flight, and its sealed form when the store
+    /// holds it. `leeway: None` (renew) fetches whatever the store holds. `rejected` is the
+    /// sealed token a 401 refused here: never taken from the store again.
+    pub(super) async fn obtain<F, Fut>(
+        &self,
+        leeway: Option<f64>,
+        rejected: Option<&[u8]>,
+        fetch: F,
+        events: &mut Vec<StoreEvent>,
+    ) -> Result<(Token, Option<Vec<u8>>)>
+    where
+        F: FnOnce() -> Fut,
+        Fut: std::future::Future<Output = Result<Token>>,
+    {
+        let next = match leeway {
+            Some(leeway) => self.look(leeway, rejected, events).await,
+            None => Next::Fetch {
+                save: true,
+                lock_id: None,
+            },
+        };
+        let (save, lock_id) = match next {
+            Next::Stored(token, sealed) => return Ok((token, Some(sealed))),
+            Next::Fetch { save, lock_id } => (save, lock_id),
+        };
+        let outcome = fetch().await;
+        let mut sealed = None;
+        if let (Ok(token), true) = (&outcome, save) {
+            // Stored until the token is due for renewal (§3's leeway, at most half its life).
+            let leeway = self.leeway.min(token.expires_in / 2.0);
+            let ttl = token.remaining() - leeway;
+            if ttl > 0.001 {
+                if let Ok(value) = self.sealer.seal(token) {
+                    let ttl = Duration::from_secs_f64(ttl);
+                    let stored = self.store.set(self.sealer.key(), value.clone(), ttl);
+                    if self.call("set", events, stored).await.is_ok() {
+                        sealed = Some(value);
+                    }
+                }
+            }
+        }
+        if let Some(id) = lock_id {
+            self.unlock(&id, events).await;
+        }
+        outcome.map(|token| (token, sealed))
+    }
+
+    /// The stored token if there is one, fresh, that opens, and not the one a 401 refused.
+    async fn stored(
+        &self,
+        leeway: f64,
+        rejected: Option<&[u8]>,
+        events: &mut Vec<StoreEvent>,
+    ) -> std::result::Result<Option<(Token, Vec<u8>)>, ()> {
+        let stored = self.store.get(self.sealer.key());
+        Ok(self
+            .call("get", events, stored)
+            .await?
+            .filter(|sealed| Some(sealed.as_slice()) != rejected)
+            .and_then(|sealed| {
+                let token = self.sealer.open(&sealed).filter(|t| t.is_fresh(leeway))?;
+                Some((token, sealed))
+            }))
+    }
+
+    /// Release our renewal lock (only if it is still ours: it may have expired and been taken).
+    async fn unlock(&self, lock_id: &str, events: &mut Vec<StoreEvent>) {
+        let released = self.store.delete_if(self.sealer.lock(), lock_id.as_bytes());
+        let _ = self.call("unlock", events, released).await;
+    }
+
+    /// Take the stored token, or the lock to renew it, or wait for the process that holds the
+    /// lock. A holder that dies leaves a lock that expires after `lock_ttl`: one of the pollers
+    /// takes it then; a holder slower than that is not waited for any longer.
+    async fn look(
+        &self,
+        leeway: f64,
+        rejected: Option<&[u8]>,
+        events: &mut Vec<StoreEvent>,
+    ) -> Next {
+        let fallback = Next::Fetch {
+            save: false,
+            lock_id: None,
+        };
+        let waiting_since = Instant::now();
+        let lock_id = self.sealer.lock_id();
+        let mut pause = FIRST_POLL;
+        loop {
+            match self.stored(leeway, rejected, events).await {
+                Err(()) => return fallback,
+                Ok(Some((token, sealed))) => return Next::Stored(token, sealed),
+                Ok(None) => {}
+            }
+            if waiting_since.elapsed() >= self.store.lock_ttl() {
+                return Next::Fetch {
+                    save: true,
+                    lock_id: None,
+                };
+            }
+            let taken = self
+                .store
+                .set_nx(self.sealer.lock(), &lock_id, self.store.lock_ttl());
+            match self.call("lock", events, taken).await {
+                Err(()) => return fallback,
+                Ok(true) => {
+                    // Look again: a holder may have stored its token and released the lock
+                    // between our look and our lock; fetching then would renew twice.
+                    return match self.stored(leeway, rejected, events).await {
+                        Ok(Some((token, sealed))) => {
+                            self.unlock(&lock_id, events).await;
+                            Next::Stored(token, sealed)
+                        }
+                        Ok(None) | Err(()) => Next::Fetch {
+                            save: true,
+                            lock_id: Some(lock_id),
+                        },
+                    };
+                }
+                Ok(false) => {
+                    tokio::time::sleep(pause).await;
+                    pause = (pause * 2).min(LONGEST_POLL);
+                }
+            }
+        }
+    }
+
+    /// After a 401: remove `sealed` from the store if it is still the token stored.
+    pub(super) async fn discard(&self, sealed: &[u8], events: &mut Vec<StoreEvent>) {
+        let removed = self.store.delete_if(self.sealer.key(), sealed);
+        let _ = self.call("discard", events, removed).await;
+    }
+
+    /// Await one store command and record it in `events`.
+    async fn call<T>(
+        &self,
+        op: &'static str,
+        events: &mut Vec<StoreEvent>,
+        command: impl std::future::Future<Output = std::result::Result<T, StoreFailure>>,
+    ) -> std::result::Result<T, ()> {
+        let started = SystemTime::now();
+        let clock = Instant::now();
+        let outcome = command.await;
+        let (error_type, message, warn) = match &outcome {
+            Ok(_) => (None, None, false),
+            Err(failure) => (
+                Some(failure.kind),
+                Some(failure.message.clone()),
+                self.may_warn(),
+            ),
+        };
+        events.push(StoreEvent {
+            op,
+            started,
+            elapsed: clock.elapsed(),
+            error_type,
+            message,
+            warn,
+        });
+        outcome.map_err(|_| ())
+    }
+
+    /// True at most once a minute.
+    fn may_warn(&self) -> bool {
+        let mut last = self
+            .last_warning
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        let due = last.is_none_or(|at| at.elapsed() >= WARNING_INTERVAL);
+        if due {
+            *last = Some(Instant::now());
+        }
+        due
+    }
+}

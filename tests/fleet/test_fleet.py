@@ -1,0 +1,259 @@
+"""Fleet mode (API.md §10): one token for many clients and processes through a real Redis."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import multiprocessing
+import os
+import time
+from collections.abc import Iterator
+from typing import Any
+
+import fleet_worker
+import pytest
+from redis_server import RedisServer, free_port, in_ci, missing_reason
+
+import recurring_payments as rp
+from recurring_payments.testing import FakeServer
+
+# Tokens of 2 s renewed 0.5 s early: a renewal every 1.5 s.
+TTL = 2.0
+LEEWAY = 0.5
+PERIOD = TTL - LEEWAY
+
+
+@pytest.fixture
+def redis() -> Iterator[RedisServer]:
+    """A real redis-server for the test. Without one the test skips with the reason, except
+    under CI=true, where it fails (.ci/run installs it). (Not in a conftest.py here: a second
+    module named `conftest` would shadow tests/conftest.py for `from conftest import ...`.)"""
+    reason = missing_reason()
+    if reason is not None:
+        if in_ci():
+            pytest.fail(f"fleet tests need Redis under CI: {reason}")
+        pytest.skip(reason)
+    server = RedisServer().start()
+    try:
+        yield server
+    finally:
+        server.close()
+
+
+def store_keys(redis: RedisServer) -> dict[bytes, bytes | None]:
+    return {k: v for k, v in redis.scan().items() if not k.endswith(b":lock")}
+
+
+def test_clients_in_one_process_share_one_token(server: FakeServer, redis: RedisServer) -> None:
+    with server.client(token_store=redis.url) as a, server.client(token_store=redis.url) as b:
+        a.root()
+        b.root()
+        assert a.token is not None and b.token is not None
+        assert a.token.jti == b.token.jti
+    assert len(server.token_requests) == 1
+    # The same two clients without the store: a token each.
+    server.clear_requests()
+    with server.client() as a, server.client() as b:
+        a.root()
+        b.root()
+    assert len(server.token_requests) == 2
+
+
+def test_the_async_client_shares_the_token(server: FakeServer, redis: RedisServer) -> None:
+    async def main() -> str:
+        async with server.async_client(token_store=redis.url) as aclient:
+            await aclient.root()
+            token = aclient.token
+            assert token is not None
+            return token.jti
+
+    with server.client(token_store=redis.url) as client:
+        client.root()
+        assert client.token is not None
+        assert asyncio.run(main()) == client.token.jti
+    assert len(server.token_requests) == 1
+
+
+def test_redis_holds_no_identity_and_no_usable_token(
+    server: FakeServer, redis: RedisServer
+) -> None:
+    admin = ("creditor-acme", "admin-login", "admin-password-123")
+    server.add_admin(*admin)
+    with server.client(token_store=redis.url) as client:
+        client.root()
+    with server.client(
+        credentials=rp.AdminCredentials(*admin), token_store=redis.url
+    ) as admin_client:
+        admin_client.root()
+    entries = redis.scan()
+    assert len(store_keys(redis)) == 2
+    issued = server._native.issued_tokens()
+    assert len(issued) == 2
+    forbidden = [
+        server.credentials.app_name,
+        server.credentials.app_secret,
+        *admin,
+        *issued,
+        server.base_url.split("//")[1],
+    ]
+    for key, value in entries.items():
+        assert key.startswith(b"recurring_payments:token:")
+        assert len(key.split(b":")[2]) == 64
+        for text in forbidden:
+            assert text.encode() not in key
+            assert value is None or text.encode() not in value
+
+
+@pytest.mark.timeout(180)
+def test_eight_processes_share_one_renewal_per_expiry(redis: RedisServer) -> None:
+    def fleet(token_store: str | None) -> tuple[int, list[dict[str, Any]]]:
+        with FakeServer(token_ttl=TTL) as server:
+            settings = {
+                "base_url": server.base_url,
+                "credentials": server.credentials,
+                "profile": server.profile,
+                "token_leeway": LEEWAY,
+                "token_store": token_store,
+            }
+            context = multiprocessing.get_context("spawn")
+            with context.Pool(8) as pool:
+                start_at = time.time() + 3.0  # every process imported and waiting by then
+                jobs = [
+                    pool.apply_async(fleet_worker.run, (settings, start_at, 4 * PERIOD, 2))
+                    for _ in range(8)
+                ]
+                reports: list[dict[str, Any]] = [job.get(timeout=90) for job in jobs]
+            assert all(not r["failures"] for r in reports), [r["failures"] for r in reports]
+            assert all(r["latencies"] for r in reports)
+            return len(server.token_requests), reports
+
+    shared, reports = fleet(redis.url)
+    window = max(r["ended"] for r in reports) - min(r["began"] for r in reports)
+    assert shared <= math.ceil(window / PERIOD) + 1, (shared, window)
+    alone, reports = fleet(None)
+    # Each process renews on its own: at least once per renewal period it ran through.
+    shortest = min(r["ended"] - r["began"] for r in reports)
+    assert alone >= 8 * math.floor(shortest / PERIOD), (alone, shortest)
+
+
+def test_redis_killed_and_restarted(redis: RedisServer, caplog: pytest.LogCaptureFixture) -> None:
+    with FakeServer(token_ttl=TTL) as server:
+        with server.client(token_store=redis.url, token_leeway=LEEWAY) as client:
+            client.root()
+            assert len(store_keys(redis)) == 1
+            redis.stop()
+            with caplog.at_level(logging.DEBUG, logger="recurring_payments"):
+                for _ in range(3):  # three renewals without Redis: requests go on
+                    time.sleep(PERIOD)
+                    client.root(refresh=True)
+            warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+            assert len(warnings) == 1, [r.getMessage() for r in warnings]
+            assert "token store unavailable" in warnings[0].getMessage()
+            assert redis.url not in warnings[0].getMessage()
+            redis.start()
+            assert store_keys(redis) == {}
+            time.sleep(PERIOD)
+            client.root(refresh=True)  # the next renewal uses the store again
+            assert len(store_keys(redis)) == 1
+
+
+def test_a_dead_lock_holder_is_taken_over(server: FakeServer, redis: RedisServer) -> None:
+    with server.client(token_store=redis.url) as first:
+        first.root()
+    (key,) = store_keys(redis)
+    # A process took the renewal lock and died: its lock lives on for its `timeout`.
+    redis.command("DEL", key)
+    redis.command("SET", key + b":lock", "dead-holder", "PX", 1500)
+    server.clear_requests()
+    with server.client(token_store=redis.url, timeout=1.5) as second:
+        started = time.monotonic()
+        second.root()
+        waited = time.monotonic() - started
+    assert len(server.token_requests) == 1
+    assert waited >= 0.5  # it waited for the holder, then took over
+    assert len(store_keys(redis)) == 1
+
+
+def test_a_401_removes_the_stored_token_only_if_it_is_still_the_one(
+    server: FakeServer, redis: RedisServer
+) -> None:
+    with server.client(token_store=redis.url) as a, server.client(token_store=redis.url) as b:
+        a.root()
+        b.root()
+        assert len(server.token_requests) == 1
+        server.expire_tokens()
+        a.root(refresh=True)  # 401: removes the stored token, renews, stores the new one
+        b.root(refresh=True)  # 401 for the old token: the stored one is a successor, kept
+        assert a.token is not None and b.token is not None
+        assert a.token.jti == b.token.jti
+    assert len(server.token_requests) == 2
+
+
+def test_a_store_on_a_closed_port(server: FakeServer, caplog: pytest.LogCaptureFixture) -> None:
+    closed = f"redis://127.0.0.1:{free_port()}/0"
+    with caplog.at_level(logging.DEBUG, logger="recurring_payments"):
+        with server.client(token_store=closed) as client:
+            for _ in range(3):
+                client.root(refresh=True)
+            client.authenticate()
+    assert len(server.token_requests) == 2  # the first request's, then authenticate()'s
+    warnings = [r for r in caplog.records if r.levelno == logging.WARNING]
+    assert len(warnings) == 1
+
+
+def test_a_forked_child_opens_its_own_connection(server: FakeServer, redis: RedisServer) -> None:
+    from forking import run_in_child
+
+    with server.client(token_store=redis.url) as client:
+        client.root()
+
+        def child() -> int:
+            client.authenticate()  # a new token, stored through the child's own connection
+            return 0
+
+        assert run_in_child(child) == 0
+        client.root(refresh=True)
+    assert len(server.token_requests) == 2
+    assert len(store_keys(redis)) == 1
+
+
+@pytest.mark.parametrize(
+    "value", ["http://127.0.0.1:6379", "127.0.0.1:6379", "redis:// host", 6379]
+)
+def test_token_store_is_checked(server: FakeServer, value: Any) -> None:
+    with pytest.raises(rp.ConfigurationError, match="token_store") as caught:
+        server.client(token_store=value)
+    assert "6379" not in str(caught.value)
+
+
+def test_a_password_in_the_url_is_never_shown(server: FakeServer) -> None:
+    url = f"redis://:redis-pass-word-1@127.0.0.1:{free_port()}/0"
+    with server.client(token_store=url) as client:
+        client.root()
+        assert "redis-pass-word-1" not in repr(client)
+    with pytest.raises(rp.ConfigurationError) as caught:
+        server.client(token_store="redis://:redis-pass-word-1@[bad/0")
+    assert "redis-pass-word-1" not in str(caught.value)
+
+
+def test_from_env_reads_token_store(
+    server: FakeServer, redis: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    prefix = "FLEET_TEST_"
+    env = {
+        "BASE_URL": server.base_url,
+        "PROFILE": server.profile,
+        "APP_NAME": server.credentials.app_name,
+        "APP_SECRET": server.credentials.app_secret,
+        "TOKEN_STORE": redis.url,
+    }
+    for name, value in env.items():
+        monkeypatch.setenv(prefix + name, value)
+    with rp.Client.from_env(prefix=prefix) as client:
+        client.root()
+    assert len(store_keys(redis)) == 1
+    monkeypatch.setenv(prefix + "TOKEN_STORE", "memcached://127.0.0.1:1")
+    with pytest.raises(rp.ConfigurationError, match="token_store"):
+        rp.Client.from_env(prefix=prefix)
+    assert os.environ[prefix + "TOKEN_STORE"].startswith("memcached")
