@@ -72,6 +72,11 @@ class Token:
         960
         """
 
+# One HTTP attempt as the recorder receives it: method, url (no userinfo), status or None,
+# start and end (Unix ns), token request, resend count, the exception class name or None.
+_AttemptRecord = tuple[str, str, int | None, int, int, bool, int, str | None]
+_Recorder = Callable[[list[_AttemptRecord]], object]
+
 @final
 class NativeClient:
     """The Rust client behind ``recurring_payments.Client`` (internal)."""
@@ -96,15 +101,35 @@ class NativeClient:
     ) -> NativeClient: ...
     @property
     def token(self) -> Token | None: ...
-    def authenticate(self) -> Token: ...
+    def authenticate(
+        self, *, headers: list[tuple[str, str]] = ..., recorder: _Recorder | None = None
+    ) -> Token:
+        """Fetch a token now. ``headers``: extra headers of this call's requests to the API's
+        origin (the trace context); ``recorder``: called once with the call's attempts."""
     def resolve(self, reference: str) -> str: ...
     def request(
-        self, method: str, url: str, body: Any = None, *, if_match: str | None = None
+        self,
+        method: str,
+        url: str,
+        body: Any = None,
+        *,
+        if_match: str | None = None,
+        headers: list[tuple[str, str]] = ...,
+        recorder: _Recorder | None = None,
     ) -> tuple[int, str, list[tuple[str, str]], Document | None]: ...
-    def authenticate_async(self) -> Awaitable[Token]:
+    def authenticate_async(
+        self, *, headers: list[tuple[str, str]] = ..., recorder: _Recorder | None = None
+    ) -> Awaitable[Token]:
         """``authenticate`` as an awaitable; call it from a coroutine of the running loop."""
     def request_async(
-        self, method: str, url: str, body: Any = None, *, if_match: str | None = None
+        self,
+        method: str,
+        url: str,
+        body: Any = None,
+        *,
+        if_match: str | None = None,
+        headers: list[tuple[str, str]] = ...,
+        recorder: _Recorder | None = None,
     ) -> Awaitable[tuple[int, str, list[tuple[str, str]], Document | None]]:
         """``request`` as an awaitable; call it from a coroutine of the running loop.
         Cancelling the awaiting task cancels the request."""

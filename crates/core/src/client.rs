@@ -13,6 +13,7 @@ use reqwest::header::{
 use reqwest::Method;
 use url::Url;
 
+use crate::attempts;
 use crate::auth::{Credentials, Token, TokenCache};
 use crate::error::{Error, Result};
 use crate::media;
@@ -47,6 +48,9 @@ pub struct ClientConfig {
 pub struct RequestOptions {
     /// `If-Match` (conditional PATCH, §8).
     pub if_match: Option<String>,
+    /// Headers for this call's requests to the API's origin, token endpoint included (the
+    /// trace context, §9); checked like the client's `headers=`.
+    pub headers: Vec<(String, String)>,
 }
 
 /// What a request carries.
@@ -156,14 +160,22 @@ impl Client {
     }
 
     /// Fetch a token now (validates the credentials), within `total_timeout`.
-    pub async fn authenticate(&self, driver: Driver, log: &mut Vec<Attempt>) -> Result<Arc<Token>> {
+    pub async fn authenticate(
+        &self,
+        headers: &[(String, String)],
+        driver: Driver,
+        log: &mut Vec<Attempt>,
+    ) -> Result<Arc<Token>> {
         let deadline = Deadline::after(self.total_timeout);
+        let headers = extra_headers(headers)?;
         let cache = self.cache()?;
-        let renewal = cache.renew(|| self.fetch_token(driver, log, deadline));
-        match tokio::time::timeout_at(deadline.backstop(), renewal).await {
+        let renewal = cache.renew(|| self.fetch_token(&headers, driver, log, deadline));
+        let outcome = match tokio::time::timeout_at(deadline.backstop(), renewal).await {
             Ok(outcome) => outcome,
             Err(_) => Err(deadline.exceeded("POST", self.token_url.as_str(), false)),
-        }
+        };
+        attempts::count_resends(log);
+        outcome
     }
 
     /// One API call with the protocol's rules; `log` receives every attempt. `driver` says
@@ -192,6 +204,7 @@ impl Client {
         // A failure after a POST/PATCH of this call was processed (answered by 301/302/303):
         // the call's outcome is unknown to the caller even though this hop was a GET (§8). A
         // failure of the write itself keeps the transport's verdict (written or never sent).
+        attempts::count_resends(log);
         outcome.map_err(|e| {
             if trace.processed && matches!(e, Error::Transport { .. } | Error::Timeout { .. }) {
                 e.with_outcome_unknown(true)
@@ -214,6 +227,7 @@ impl Client {
         trace: &mut Trace,
     ) -> Result<Response> {
         let mut hop = Hop::first(method, url, body, &options)?;
+        let call_headers = extra_headers(&options.headers)?;
         hop.headers.insert(ACCEPT, self.accept.clone());
         let mut redirects = 0;
         // Once a chain leaves the API's origin, no later hop carries our token, even one that
@@ -225,14 +239,16 @@ impl Client {
             let ours = !left_origin && self.is_api_origin(&hop.url);
             let mut headers = hop.headers.clone();
             if ours {
-                for (name, value) in &self.extra_headers {
+                for (name, value) in self.extra_headers.iter().chain(&call_headers) {
                     headers.insert(name, value.clone());
                 }
             }
             let token = if ours {
                 let token = self
                     .cache()?
-                    .get(self.leeway, || self.fetch_token(driver, log, deadline))
+                    .get(self.leeway, || {
+                        self.fetch_token(&call_headers, driver, log, deadline)
+                    })
                     .await
                     .map_err(|e| e.with_outcome_unknown(false))?;
                 headers.insert(AUTHORIZATION, header_value(&token.bearer())?);
@@ -331,11 +347,12 @@ impl Client {
 
     async fn fetch_token(
         &self,
+        call_headers: &HeaderMap,
         driver: Driver,
         log: &mut Vec<Attempt>,
         deadline: Deadline,
     ) -> Result<Token> {
-        let mut headers = HeaderMap::new();
+        let mut headers = call_headers.clone();
         headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
         headers.insert(AUTHORIZATION, self.basic.clone());
         headers.insert(
@@ -350,11 +367,10 @@ impl Client {
             body: Some(Bytes::from(body)),
         };
         // The token request is not the caller's request: its outcome is never "unknown".
-        let response = self
-            .transport
-            .send(&outgoing, driver, log, deadline)
-            .await
-            .map_err(|e| e.with_outcome_unknown(false))?;
+        let first = log.len();
+        let sent = self.transport.send(&outgoing, driver, log, deadline).await;
+        attempts::mark_token_requests(log.get_mut(first..).unwrap_or_default());
+        let response = sent.map_err(|e| e.with_outcome_unknown(false))?;
         match response.status {
             200..=299 => Token::from_response(&response.body, self.scope).map_err(|e| {
                 e.with_request("POST", self.token_url.as_str())

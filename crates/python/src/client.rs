@@ -16,7 +16,7 @@ use rp_core::client::{Body, Client, ClientConfig, RequestOptions};
 use rp_core::runtime::block_on_here;
 use rp_core::transport::{Attempt, Driver, Response, Verify};
 
-use super::{client_async, convert, document};
+use super::{client_async, convert, document, telemetry};
 
 /// An access token (``client.token``, ``client.authenticate()``), renewed by the client as
 /// needed. Its ``repr()`` never shows the token itself.
@@ -190,19 +190,34 @@ impl NativeClient {
         self.core.token().map(|inner| PyToken { inner })
     }
 
-    fn authenticate(&self, py: Python<'_>) -> Outcome<PyToken> {
+    /// `headers`: this call's extra headers (the trace context); `recorder`: called once with
+    /// the attempts (`telemetry.rs`).
+    #[pyo3(signature = (*, headers=Vec::new(), recorder=None))]
+    fn authenticate(
+        &self,
+        py: Python<'_>,
+        headers: Vec<(String, String)>,
+        recorder: Option<Py<PyAny>>,
+    ) -> Outcome<PyToken> {
         let core = self.core.clone();
         let (outcome, log) = wait(py, async move {
             let mut log = Vec::new();
-            (core.authenticate(Driver::ThisThread, &mut log).await, log)
+            (
+                core.authenticate(&headers, Driver::ThisThread, &mut log)
+                    .await,
+                log,
+            )
         })?;
         log_attempts(self.logger.bind(py), &log);
+        telemetry::record(py, recorder.as_ref(), &log);
         Ok(PyToken { inner: outcome? })
     }
 
     /// Send a request: returns (status, final url, headers as (name, value) tuples, document).
-    /// The document is a dict, or None for an empty body.
-    #[pyo3(signature = (method, url, body=None, *, if_match=None))]
+    /// The document is a dict, or None for an empty body. `headers` and `recorder`: as for
+    /// `authenticate`.
+    #[pyo3(signature = (method, url, body=None, *, if_match=None, headers=Vec::new(), recorder=None))]
+    #[allow(clippy::too_many_arguments)]
     fn request<'py>(
         &self,
         py: Python<'py>,
@@ -210,29 +225,40 @@ impl NativeClient {
         url: &str,
         body: Option<&Bound<'py, PyAny>>,
         if_match: Option<String>,
+        headers: Vec<(String, String)>,
+        recorder: Option<Py<PyAny>>,
     ) -> Outcome<Bound<'py, PyTuple>> {
         let (method, body) = request_body(method, body)?;
         let target = self.core.resolve(url)?;
         let core = self.core.clone();
         let method_name = method.to_string();
-        let options = RequestOptions { if_match };
+        let options = RequestOptions { if_match, headers };
         let (outcome, log) = wait(py, async move {
             let mut log = Vec::new();
             let outcome = core.request(method, target, body, options, Driver::ThisThread, &mut log);
             (outcome.await, log)
         })?;
         log_attempts(self.logger.bind(py), &log);
+        telemetry::record(py, recorder.as_ref(), &log);
         Ok(response_tuple(py, &method_name, outcome?)?)
     }
 
     /// Like `authenticate`, as an awaitable (call it from a coroutine of the running loop).
-    fn authenticate_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        client_async::authenticate(py, self.core.clone(), self.logger.clone_ref(py))
+    #[pyo3(signature = (*, headers=Vec::new(), recorder=None))]
+    fn authenticate_async<'py>(
+        &self,
+        py: Python<'py>,
+        headers: Vec<(String, String)>,
+        recorder: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let logger = self.logger.clone_ref(py);
+        client_async::authenticate(py, self.core.clone(), logger, headers, recorder)
     }
 
     /// Like `request`, as an awaitable (call it from a coroutine of the running loop).
     /// Cancelling the awaiting task cancels the request.
-    #[pyo3(signature = (method, url, body=None, *, if_match=None))]
+    #[pyo3(signature = (method, url, body=None, *, if_match=None, headers=Vec::new(), recorder=None))]
+    #[allow(clippy::too_many_arguments)]
     fn request_async<'py>(
         &self,
         py: Python<'py>,
@@ -240,15 +266,17 @@ impl NativeClient {
         url: &str,
         body: Option<&Bound<'py, PyAny>>,
         if_match: Option<String>,
+        headers: Vec<(String, String)>,
+        recorder: Option<Py<PyAny>>,
     ) -> Outcome<Bound<'py, PyAny>> {
         let (method, body) = request_body(method, body)?;
         let target = self.core.resolve(url)?;
         let logger = self.logger.clone_ref(py);
-        let options = RequestOptions { if_match };
+        let options = RequestOptions { if_match, headers };
         Ok(client_async::request(
             py,
             self.core.clone(),
-            logger,
+            client_async::Observers { logger, recorder },
             method,
             target,
             body,
