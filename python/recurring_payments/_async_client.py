@@ -11,7 +11,7 @@ from typing import Any
 
 from . import _core
 from ._async_resource import AsyncLink, AsyncResource
-from ._client import _PROBES, _ClientBase
+from ._client import _PROBES, _ClientBase, _template
 from ._resource import Headers
 from .errors import LinkNotFoundError
 
@@ -51,7 +51,12 @@ class AsyncClient(_ClientBase):
         >>> asyncio.run(aclient.authenticate()).scope
         'api'
         """
-        return await self._live().authenticate_async()
+        native = self._live()
+        if self._telemetry is None:
+            return await native.authenticate_async()
+        # In this task's context, before awaiting: the spans are children of its current span.
+        headers, recorder = self._telemetry.start()
+        return await native.authenticate_async(headers=headers, recorder=recorder)
 
     async def root(self, refresh: bool = False) -> AsyncResource:
         """The entry point (GET ``/``), cached per client; ``refresh=True`` fetches it again.
@@ -80,7 +85,7 @@ class AsyncClient(_ClientBase):
         >>> asyncio.run(aclient.get("/creditors/{reference}", reference="democreditor"))["name"]
         'Demo Creditor SAS'
         """
-        return await self._send("GET", self._target(url, variables), None)
+        return await self._send("GET", self._target(url, variables), None, template=_template(url))
 
     async def post(self, url: str, body: Any, /, **variables: Any) -> AsyncResource:
         """POST ``body`` as JSON. Never retried (but for the one replay after a 401).
@@ -89,7 +94,8 @@ class AsyncClient(_ClientBase):
         >>> order.status, order["state"]
         (201, 'open.running')
         """
-        return await self._send("POST", self._target(url, variables), body)
+        target = self._target(url, variables)
+        return await self._send("POST", target, body, template=_template(url))
 
     async def patch(
         self, url: str, body: Any, /, *, if_match: str | None = None, **variables: Any
@@ -101,7 +107,8 @@ class AsyncClient(_ClientBase):
         >>> asyncio.run(aclient.patch(order.url, {"started": True}, if_match=order.etag))["started"]
         True
         """
-        return await self._send("PATCH", self._target(url, variables), body, if_match)
+        target = self._target(url, variables)
+        return await self._send("PATCH", target, body, if_match, template=_template(url))
 
     async def aclose(self) -> None:
         """Forget the token and the cached entry point; later requests raise RuntimeError.
@@ -143,9 +150,23 @@ class AsyncClient(_ClientBase):
         return sorted(names)
 
     async def _send(
-        self, method: str, url: str, body: Any, if_match: str | None = None
+        self,
+        method: str,
+        url: str,
+        body: Any,
+        if_match: str | None = None,
+        template: str | None = None,
     ) -> AsyncResource:
-        reply = await self._live().request_async(method, url, body, if_match=if_match)
+        native = self._live()
+        if self._telemetry is None:
+            reply = await native.request_async(method, url, body, if_match=if_match)
+        else:
+            # In this task's context, before awaiting: the spans are children of its current
+            # span, whichever thread records them (API.md §9).
+            headers, recorder = self._telemetry.start(template)
+            reply = await native.request_async(
+                method, url, body, if_match=if_match, headers=headers, recorder=recorder
+            )
         status, _final_url, headers, document = reply
         return AsyncResource(self, document or {}, status=status, headers=Headers(headers))
 

@@ -41,7 +41,8 @@ class AsyncLink(_LinkBase):
         'Demo Creditor SAS'
         """
         self._warn_if_deprecated()
-        return await self._client._send("GET", self._target(variables), None)
+        target = self._target(variables)
+        return await self._client._send("GET", target, None, template=self._template)
 
     async def post(self, body: Any = None, /, **variables: Any) -> AsyncResource:
         """POST ``body`` as JSON to this link (never retried; see the README).
@@ -52,7 +53,8 @@ class AsyncLink(_LinkBase):
         """
         self._warn_if_deprecated()
         body = {} if body is None else body
-        return await self._client._send("POST", self._target(variables), body)
+        target = self._target(variables)
+        return await self._client._send("POST", target, body, template=self._template)
 
     async def patch(
         self, body: Any, /, *, if_match: str | None = None, **variables: Any
@@ -64,7 +66,8 @@ class AsyncLink(_LinkBase):
         True
         """
         self._warn_if_deprecated()
-        return await self._client._send("PATCH", self._target(variables), body, if_match)
+        target = self._target(variables)
+        return await self._client._send("PATCH", target, body, if_match, template=self._template)
 
 
 class AsyncResource(_ResourceBase[AsyncLink]):

@@ -7,6 +7,7 @@ import os
 import platform
 import threading
 from collections.abc import Mapping
+from types import ModuleType
 from typing import Any, TypeVar
 from urllib.parse import urljoin
 
@@ -71,6 +72,21 @@ def _require(prefix: str, *names: str) -> None:
         raise ConfigurationError(f"missing environment variable(s): {', '.join(missing)}")
 
 
+_TELEMETRY: list[ModuleType | None] = []  # [the module or None] once looked for
+
+
+def _telemetry_module() -> ModuleType | None:
+    """``_telemetry`` if ``opentelemetry-api`` can be imported (looked for once), else None."""
+    if not _TELEMETRY:
+        try:
+            from . import _telemetry
+        except ImportError:
+            _TELEMETRY.append(None)
+        else:
+            _TELEMETRY.append(_telemetry)
+    return _TELEMETRY[0]
+
+
 class _ClientBase:
     """What :class:`Client` and ``AsyncClient`` share: configuration, the native client, the
     token and URL helpers. Subclasses send the requests (blocking, or as coroutines)."""
@@ -92,6 +108,7 @@ class _ClientBase:
         user_agent: str | None = None,
         total_timeout: float = 25.0,
         headers: Mapping[str, str] | None = None,
+        telemetry: bool = True,
     ) -> None:
         # Nothing is stored before every check passed: repr() of a client whose constructor
         # raised (or of a subclass asking before calling us) shows no unchecked value.
@@ -112,6 +129,7 @@ class _ClientBase:
                 verify=verify,
                 user_agent=user_agent,
                 headers=headers,
+                telemetry=telemetry,
             )
             if not isinstance(credentials, (AppCredentials, AdminCredentials)):
                 raise ConfigurationError(
@@ -147,6 +165,8 @@ class _ClientBase:
         self._rel_namespace = settings.rel_namespace
         self._total_timeout: float = settings.total_timeout
         self._extra_headers: list[tuple[str, str]] = settings.headers
+        # OpenTelemetry (API.md §9): the module when telemetry is on and the API installed.
+        self._telemetry: ModuleType | None = _telemetry_module() if settings.telemetry else None
         self._indexes: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], _core.RelIndex]
         self._indexes = {}
         self._init_root_cache()
@@ -315,7 +335,14 @@ class Client(_ClientBase):
         >>> token.scope, token == client.token
         ('api', True)
         """
-        return _blocking(self._live().authenticate)
+        native = self._live()
+        if self._telemetry is None:
+            return _blocking(native.authenticate)
+        headers, recorder = self._telemetry.start()
+        try:
+            return _blocking(native.authenticate, headers=headers, recorder=recorder.keep)
+        finally:
+            recorder.flush()
 
     def root(self, refresh: bool = False) -> Resource:
         """The entry point (GET ``/``), cached per client; ``refresh=True`` fetches it again.
@@ -340,7 +367,7 @@ class Client(_ClientBase):
         >>> client.get("/creditors/{reference}", reference="democreditor")["name"]
         'Demo Creditor SAS'
         """
-        return self._send("GET", self._target(url, variables), None)
+        return self._send("GET", self._target(url, variables), None, template=_template(url))
 
     def post(self, url: str, body: Any, /, **variables: Any) -> Resource:
         """POST ``body`` as JSON. Never retried (but for the one replay after a 401).
@@ -349,7 +376,7 @@ class Client(_ClientBase):
         >>> order.status, order["state"]
         (201, 'open.running')
         """
-        return self._send("POST", self._target(url, variables), body)
+        return self._send("POST", self._target(url, variables), body, template=_template(url))
 
     def patch(
         self, url: str, body: Any, /, *, if_match: str | None = None, **variables: Any
@@ -363,7 +390,8 @@ class Client(_ClientBase):
         >>> client.patch(order.url, {"started": True}, if_match=order.etag)["started"]
         True
         """
-        return self._send("PATCH", self._target(url, variables), body, if_match)
+        target = self._target(url, variables)
+        return self._send("PATCH", target, body, if_match, template=_template(url))
 
     def close(self) -> None:
         """Forget the token and the cached entry point; later requests raise RuntimeError.
@@ -410,9 +438,38 @@ class Client(_ClientBase):
             self._root_lock, self._root_lock_made = threading.Lock(), made
         return self._root_lock
 
-    def _send(self, method: str, url: str, body: Any, if_match: str | None = None) -> Resource:
+    def _send(
+        self,
+        method: str,
+        url: str,
+        body: Any,
+        if_match: str | None = None,
+        template: str | None = None,
+    ) -> Resource:
         native = self._live()
         # Under gevent/eventlet the wait runs on the hub's thread pool (API.md §8).
-        reply = _blocking(native.request, method, url, body, if_match=if_match)
+        if self._telemetry is None:
+            reply = _blocking(native.request, method, url, body, if_match=if_match)
+        else:
+            # Spans are children of this thread's current context (API.md §9), recorded here
+            # (under gevent the wait runs on a native thread, where the SDK's locks must not be).
+            headers, recorder = self._telemetry.start(template)
+            try:
+                reply = _blocking(
+                    native.request,
+                    method,
+                    url,
+                    body,
+                    if_match=if_match,
+                    headers=headers,
+                    recorder=recorder.keep,
+                )
+            finally:
+                recorder.flush()
         status, _final_url, headers, document = reply
         return Resource(self, document or {}, status=status, headers=Headers(headers))
+
+
+def _template(url: str) -> str | None:
+    """``url`` when it is a URI template (a span's ``url.template``), else None."""
+    return url if "{" in url else None

@@ -152,6 +152,11 @@ class _LinkBase:
         declared = self._declared()
         return self._client._target(self.href, variables, self.templated, self.rel, declared)
 
+    @property
+    def _template(self) -> str | None:
+        # A span's url.template (API.md §9): the href as the document holds it.
+        return self.href if self.templated else None
+
     def _warn_if_deprecated(self) -> None:
         if self.deprecation is not None:
             warnings.warn(
@@ -200,7 +205,7 @@ class Link(_LinkBase):
         'Demo Creditor SAS'
         """
         self._warn_if_deprecated()
-        return self._client._send("GET", self._target(variables), None)
+        return self._client._send("GET", self._target(variables), None, template=self._template)
 
     def post(self, body: Any = None, /, **variables: Any) -> Resource:
         """POST ``body`` as JSON to this link (never retried; see the README).
@@ -210,7 +215,8 @@ class Link(_LinkBase):
         (201, True)
         """
         self._warn_if_deprecated()
-        return self._client._send("POST", self._target(variables), {} if body is None else body)
+        body = {} if body is None else body
+        return self._client._send("POST", self._target(variables), body, template=self._template)
 
     def patch(self, body: Any, /, *, if_match: str | None = None, **variables: Any) -> Resource:
         """PATCH this link with a JSON merge patch (RFC 7396). ``if_match`` (typically
@@ -222,7 +228,8 @@ class Link(_LinkBase):
         True
         """
         self._warn_if_deprecated()
-        return self._client._send("PATCH", self._target(variables), body, if_match)
+        target = self._target(variables)
+        return self._client._send("PATCH", target, body, if_match, template=self._template)
 
 
 class _ResourceBase(Mapping[str, Any], Generic[L]):

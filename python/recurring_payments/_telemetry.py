@@ -1,0 +1,126 @@
+"""OpenTelemetry (API.md §9): a CLIENT span and a duration measurement per HTTP attempt.
+
+Imported only when ``opentelemetry-api`` is installed and a client has ``telemetry=True``
+(``_client._telemetry_module``). The attempts happen in Rust; a call's face asks :func:`start`,
+in the caller's context, for the headers that carry that context (W3C ``traceparent`` through
+the global propagator; the native client sends them to the API's origin only) and for a
+recorder. The native client calls the recorder once, when the call is over, with a record per
+attempt (``_core.pyi``: ``_AttemptRecord``); it creates the spans with their real start and end
+times as children of the caller's context, from whatever thread it runs on.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+from opentelemetry import context as otel_context
+from opentelemetry import metrics, propagate, trace
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from . import _core
+
+NAME = "recurring_payments"
+_logger = logging.getLogger(NAME)
+# The HTTP semantic conventions' advice for http.client.request.duration (seconds).
+_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
+_DEFAULT_PORTS = {"https": 443, "http": 80}
+_ERROR = Status(StatusCode.ERROR)
+
+# Proxies until the application installs an SDK: they then forward to it.
+_tracer = trace.get_tracer(NAME, _core.__version__)
+_meter = metrics.get_meter(NAME, _core.__version__)
+_duration = _meter.create_histogram(
+    "http.client.request.duration",
+    unit="s",
+    description="Duration of HTTP client requests.",
+    explicit_bucket_boundaries_advisory=_BUCKETS,
+)
+
+Record = tuple[str, str, "int | None", int, int, bool, int, "str | None"]
+
+
+class Recorder:
+    """Turns one call's attempts into spans and measurements (called once per call).
+
+    The asyncio face hands the recorder itself to the native client, which calls it on the
+    completion thread; the sync face hands it :meth:`keep` and calls :meth:`flush` on the
+    calling thread, so that under gevent no SDK code runs on the hub's native worker threads.
+    """
+
+    __slots__ = ("_kept", "_parent", "_template")
+
+    def __init__(self, parent: otel_context.Context, template: str | None) -> None:
+        self._parent = parent
+        self._template = template
+        self._kept: Sequence[Record] = ()
+
+    def keep(self, attempts: Sequence[Record]) -> None:
+        self._kept = attempts
+
+    def flush(self) -> None:
+        kept, self._kept = self._kept, ()
+        if kept:
+            self(kept)
+
+    def __call__(self, attempts: Sequence[Record]) -> None:
+        # The template names the caller's request as it was first sent: not the token
+        # request, nor a hop that a redirect sent elsewhere.
+        first_url = next((a[1] for a in attempts if not a[5]), None)
+        try:
+            for method, url, status, start, end, token, resends, kind in attempts:
+                template = None if token or url != first_url else self._template
+                _record(self._parent, method, url, status, start, end, resends, kind, template)
+        except Exception:  # a broken exporter or processor never fails a payment call
+            _logger.warning("recording OpenTelemetry spans failed", exc_info=True)
+
+
+def _record(
+    parent: otel_context.Context,
+    method: str,
+    url: str,
+    status: int | None,
+    start: int,
+    end: int,
+    resends: int,
+    kind: str | None,
+    template: str | None,
+) -> None:
+    parts = urlsplit(url)
+    port = parts.port or _DEFAULT_PORTS.get(parts.scheme, 0)
+    common: dict[str, str | int] = {
+        "http.request.method": method,
+        "server.address": parts.hostname or "",
+        "server.port": port,
+    }
+    if template is not None:
+        common["url.template"] = template
+    if status is not None:
+        common["http.response.status_code"] = status
+    error = str(status) if status is not None and status >= 400 else kind
+    if error is not None:
+        common["error.type"] = error
+    span_attributes = dict(common)
+    span_attributes["url.full"] = url
+    if resends:
+        span_attributes["http.request.resend_count"] = resends
+    name = method if template is None else f"{method} {template}"
+    span = _tracer.start_span(
+        name, context=parent, kind=SpanKind.CLIENT, attributes=span_attributes, start_time=start
+    )
+    if error is not None:
+        span.set_status(_ERROR)
+    span.end(end_time=end)
+    _duration.record(max(end - start, 0) / 1e9, common)
+
+
+def start(template: str | None = None) -> tuple[list[tuple[str, str]], Recorder]:
+    """In the caller's context: the headers that propagate it, and the call's recorder.
+
+    ``template``: the URI template the request was expanded from, when there was one.
+    """
+    parent = otel_context.get_current()
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier, context=parent)
+    return list(carrier.items()), Recorder(parent, template)
