@@ -52,11 +52,11 @@ class AsyncClient(_ClientBase):
         'api'
         """
         native = self._live()
-        if self._telemetry is None:
-            return await native.authenticate_async()
         # In this task's context, before awaiting: the spans are children of its current span.
-        headers, recorder = self._telemetry.start()
-        return await native.authenticate_async(headers=headers, recorder=recorder)
+        call = None if self._telemetry is None else self._telemetry.start()
+        if call is None:
+            return await native.authenticate_async()
+        return await native.authenticate_async(headers=call.headers, recorder=call.record)
 
     async def root(self, refresh: bool = False) -> AsyncResource:
         """The entry point (GET ``/``), cached per client; ``refresh=True`` fetches it again.
@@ -158,14 +158,14 @@ class AsyncClient(_ClientBase):
         template: str | None = None,
     ) -> AsyncResource:
         native = self._live()
-        if self._telemetry is None:
+        # In this task's context, before awaiting: the spans are children of its current span,
+        # whichever thread records them (API.md §9).
+        call = None if self._telemetry is None else self._telemetry.start(template)
+        if call is None:
             reply = await native.request_async(method, url, body, if_match=if_match)
         else:
-            # In this task's context, before awaiting: the spans are children of its current
-            # span, whichever thread records them (API.md §9).
-            headers, recorder = self._telemetry.start(template)
             reply = await native.request_async(
-                method, url, body, if_match=if_match, headers=headers, recorder=recorder
+                method, url, body, if_match=if_match, headers=call.headers, recorder=call.record
             )
         status, _final_url, headers, document = reply
         return AsyncResource(self, document or {}, status=status, headers=Headers(headers))

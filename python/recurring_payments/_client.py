@@ -336,13 +336,13 @@ class Client(_ClientBase):
         ('api', True)
         """
         native = self._live()
-        if self._telemetry is None:
+        call = None if self._telemetry is None else self._telemetry.start()
+        if call is None:
             return _blocking(native.authenticate)
-        headers, recorder = self._telemetry.start()
         try:
-            return _blocking(native.authenticate, headers=headers, recorder=recorder.keep)
+            return _blocking(native.authenticate, headers=call.headers, recorder=call.sink)
         finally:
-            recorder.flush()
+            call.flush()
 
     def root(self, refresh: bool = False) -> Resource:
         """The entry point (GET ``/``), cached per client; ``refresh=True`` fetches it again.
@@ -448,12 +448,12 @@ class Client(_ClientBase):
     ) -> Resource:
         native = self._live()
         # Under gevent/eventlet the wait runs on the hub's thread pool (API.md §8).
-        if self._telemetry is None:
+        # Spans are children of this thread's current context (API.md §9), recorded here
+        # (under gevent the wait runs on a native thread, where the SDK's locks must not be).
+        call = None if self._telemetry is None else self._telemetry.start(template)
+        if call is None:
             reply = _blocking(native.request, method, url, body, if_match=if_match)
         else:
-            # Spans are children of this thread's current context (API.md §9), recorded here
-            # (under gevent the wait runs on a native thread, where the SDK's locks must not be).
-            headers, recorder = self._telemetry.start(template)
             try:
                 reply = _blocking(
                     native.request,
@@ -461,11 +461,11 @@ class Client(_ClientBase):
                     url,
                     body,
                     if_match=if_match,
-                    headers=headers,
-                    recorder=recorder.keep,
+                    headers=call.headers,
+                    recorder=call.sink,
                 )
             finally:
-                recorder.flush()
+                call.flush()
         status, _final_url, headers, document = reply
         return Resource(self, document or {}, status=status, headers=Headers(headers))
 

@@ -12,11 +12,13 @@ times as children of the caller's context, from whatever thread it runs on.
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 from opentelemetry import context as otel_context
 from opentelemetry import metrics, propagate, trace
+from opentelemetry.metrics import _internal as _metrics_internal
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from . import _core
@@ -41,20 +43,54 @@ _duration = _meter.create_histogram(
 Record = tuple[str, str, "int | None", int, int, bool, int, "str | None"]
 
 
-class Recorder:
-    """Turns one call's attempts into spans and measurements (called once per call).
+# Whether an SDK's providers are set: then spans and measurements go somewhere. The API keeps
+# them in module globals that are set once and never unset; reading them directly costs
+# nothing, where its getters look the environment up (microseconds) on every call. A later API
+# without these names, or providers named in the environment, means: always record.
+_UNSET = object()
+_PROVIDERS_FROM_ENV = (
+    "OTEL_PYTHON_TRACER_PROVIDER" in os.environ or "OTEL_PYTHON_METER_PROVIDER" in os.environ
+)
+_configured = False
 
-    The asyncio face hands the recorder itself to the native client, which calls it on the
-    completion thread; the sync face hands it :meth:`keep` and calls :meth:`flush` on the
-    calling thread, so that under gevent no SDK code runs on the hub's native worker threads.
+
+def _sdk_configured() -> bool:
+    """Whether an SDK may record what we give it (once true, true for good)."""
+    global _configured
+    if not _configured:
+        _configured = (
+            _PROVIDERS_FROM_ENV
+            or getattr(trace, "_TRACER_PROVIDER", _UNSET) is not None
+            or getattr(_metrics_internal, "_METER_PROVIDER", _UNSET) is not None
+        )
+    return _configured
+
+
+class Recorder:
+    """One call's telemetry: the ``headers`` that propagate the caller's context, and the
+    recording of its attempts as spans and measurements.
+
+    The asyncio face hands ``record`` (the recorder itself) to the native client, which calls
+    it on the completion thread; the sync face hands it ``sink`` (:meth:`keep`) and calls
+    :meth:`flush` on the calling thread, so that under gevent no SDK code runs on the hub's
+    native worker threads. Both are None when no SDK is configured: nothing is recorded.
     """
 
-    __slots__ = ("_kept", "_parent", "_template")
+    __slots__ = ("_kept", "_parent", "_template", "headers", "record", "sink")
 
-    def __init__(self, parent: otel_context.Context, template: str | None) -> None:
+    def __init__(
+        self,
+        parent: otel_context.Context,
+        template: str | None,
+        headers: list[tuple[str, str]],
+        recording: bool,
+    ) -> None:
         self._parent = parent
         self._template = template
         self._kept: Sequence[Record] = ()
+        self.headers = headers
+        self.record: Recorder | None = self if recording else None
+        self.sink = self.keep if recording else None
 
     def keep(self, attempts: Sequence[Record]) -> None:
         self._kept = attempts
@@ -87,11 +123,10 @@ def _record(
     kind: str | None,
     template: str | None,
 ) -> None:
-    parts = urlsplit(url)
-    port = parts.port or _DEFAULT_PORTS.get(parts.scheme, 0)
+    host, port = _server(url)
     common: dict[str, str | int] = {
         "http.request.method": method,
-        "server.address": parts.hostname or "",
+        "server.address": host,
         "server.port": port,
     }
     if template is not None:
@@ -115,12 +150,34 @@ def _record(
     _duration.record(max(end - start, 0) / 1e9, common)
 
 
-def start(template: str | None = None) -> tuple[list[tuple[str, str]], Recorder]:
-    """In the caller's context: the headers that propagate it, and the call's recorder.
+_servers: dict[str, tuple[str, int]] = {}
+
+
+def _server(url: str) -> tuple[str, int]:
+    """``server.address`` and ``server.port`` of ``url``, parsed once per origin."""
+    scheme, _, rest = url.partition("://")
+    origin = rest.split("/", 1)[0].split("?", 1)[0]
+    found = _servers.get(origin)
+    if found is None:
+        parts = urlsplit(url)
+        found = (parts.hostname or "", parts.port or _DEFAULT_PORTS.get(scheme, 0))
+        if len(_servers) > 1024:
+            _servers.clear()
+        _servers[origin] = found
+    return found
+
+
+def start(template: str | None = None) -> Recorder | None:
+    """In the caller's context: the call's recorder, or None when there is nothing to
+    propagate nor to record (no SDK configured and an empty context: the common no-op case
+    costs two lookups, API.md §9's budget).
 
     ``template``: the URI template the request was expanded from, when there was one.
     """
     parent = otel_context.get_current()
+    recording = _sdk_configured()
+    if not recording and not parent:
+        return None
     carrier: dict[str, str] = {}
     propagate.inject(carrier, context=parent)
-    return list(carrier.items()), Recorder(parent, template)
+    return Recorder(parent, template, list(carrier.items()), recording)

@@ -78,3 +78,29 @@ def test_telemetry_is_checked_like_the_other_settings() -> None:
     with FakeServer() as server:
         with pytest.raises(rp.ConfigurationError, match="telemetry must be True or False"):
             server.client(telemetry="false")
+
+
+def test_without_an_sdk_an_incoming_context_still_propagates_and_a_late_sdk_records() -> None:
+    # A web framework's instrumentation may extract the incoming traceparent without any SDK:
+    # it is passed on. An SDK configured after the client was built is used from then on.
+    source = """
+    from opentelemetry import context, propagate, trace
+    from recurring_payments.testing import FakeServer
+    incoming = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    with FakeServer() as server, server.client() as client:
+        token = context.attach(propagate.extract({"traceparent": incoming}))
+        client.root()
+        context.detach(token)
+        sent = {r.headers.get("traceparent") for r in server.requests}
+        assert sent == {incoming}, sent
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        trace.set_tracer_provider(provider)
+        client.root(refresh=True)
+        print([span.name for span in exporter.get_finished_spans()])
+    """
+    assert run(source) == "['GET']"
