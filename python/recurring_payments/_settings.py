@@ -62,6 +62,7 @@ class Settings:
     verify: bool | str
     user_agent: str | None
     headers: list[tuple[str, str]]
+    telemetry: bool
 
 
 def check(
@@ -79,6 +80,7 @@ def check(
     verify: object,
     user_agent: object,
     headers: object,
+    telemetry: object = True,
 ) -> Settings:
     """Every setting checked and normalised, or ``ConfigurationError`` for the first bad one
     (``check_seconds("timeout", "30")``: "timeout must be a number of seconds, not str")."""
@@ -96,6 +98,7 @@ def check(
         verify=_check_verify(verify),
         user_agent=_check_user_agent(user_agent),
         headers=_check_headers(headers),
+        telemetry=_check_bool("telemetry", telemetry),
     )
 
 

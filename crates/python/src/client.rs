@@ -16,7 +16,7 @@ use rp_core::request::Request;
 use rp_core::runtime::block_on_here;
 use rp_core::transport::{Attempt, Driver, Response, Verify};
 
-use super::{client_async, convert, document, template};
+use super::{client_async, convert, document, telemetry, template};
 
 /// An access token (``client.token``, ``client.authenticate()``), renewed by the client as
 /// needed. Its ``repr()`` never shows the token itself.
@@ -190,23 +190,35 @@ impl NativeClient {
         self.core.token().map(|inner| PyToken { inner })
     }
 
-    fn authenticate(&self, py: Python<'_>) -> Outcome<PyToken> {
+    /// `headers`: this call's extra headers for the token request (the trace context);
+    /// `recorder`: called once with the attempts (`telemetry.rs`).
+    #[pyo3(signature = (*, headers=None, recorder=None))]
+    fn authenticate(
+        &self,
+        py: Python<'_>,
+        headers: Option<Vec<(String, String)>>,
+        recorder: Option<Py<PyAny>>,
+    ) -> Outcome<PyToken> {
         let core = self.core.clone();
+        let headers = headers.unwrap_or_default();
         let (outcome, log) = wait(py, async move {
             let mut log = Vec::new();
-            (core.authenticate(Driver::ThisThread, &mut log).await, log)
+            let outcome = core.authenticate(&headers, Driver::ThisThread, &mut log);
+            (outcome.await, log)
         })?;
         log_attempts(self.logger.bind(py), &log);
+        telemetry::record(py, recorder.as_ref(), None, &log);
         Ok(PyToken { inner: outcome? })
     }
 
     /// Send one request: `method`, `href` (a URL, or a template when `templated` says so, or
     /// when it holds a `{` and `templated` is None) with `variables` (a mapping), the JSON
-    /// `body`, `if_match` and per-call `headers` for the API's origin; `name` is what messages
-    /// call the target (a link's relation). Returns (status, headers as (name, value) tuples,
-    /// document or None for an empty body).
+    /// `body`, `if_match` and per-call `headers` for the API's origin (token endpoint
+    /// included); `name` is what messages call the target (a link's relation); `recorder`, if
+    /// given, is called once with the attempts and the template (`telemetry.rs`). Returns
+    /// (status, headers as (name, value) tuples, document or None for an empty body).
     #[pyo3(signature = (method, href, variables=None, body=None, templated=None, name=None,
-        if_match=None, headers=None))]
+        if_match=None, headers=None, recorder=None))]
     #[allow(clippy::too_many_arguments)]
     fn send<'py>(
         &self,
@@ -219,6 +231,7 @@ impl NativeClient {
         name: Option<String>,
         if_match: Option<String>,
         headers: Option<Vec<(String, String)>>,
+        recorder: Option<Py<PyAny>>,
     ) -> Outcome<Bound<'py, PyTuple>> {
         let args = RequestArgs {
             method,
@@ -233,24 +246,39 @@ impl NativeClient {
         let request = self.core.prepare(args.into_request()?)?;
         let core = self.core.clone();
         let method_name = request.method.to_string();
+        // Only a recorder reads the template (telemetry off: nothing copied).
+        let template = recorder.as_ref().and(request.template.clone());
         let (outcome, log) = wait(py, async move {
             let mut log = Vec::new();
             let outcome = core.send(request, Driver::ThisThread, &mut log).await;
             (outcome, log)
         })?;
         log_attempts(self.logger.bind(py), &log);
+        telemetry::record(py, recorder.as_ref(), template.as_deref(), &log);
         Ok(response_tuple(py, &method_name, outcome?)?)
     }
 
     /// Like `authenticate`, as an awaitable (call it from a coroutine of the running loop).
-    fn authenticate_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        client_async::authenticate(py, self.core.clone(), self.logger.clone_ref(py))
+    #[pyo3(signature = (*, headers=None, recorder=None))]
+    fn authenticate_async<'py>(
+        &self,
+        py: Python<'py>,
+        headers: Option<Vec<(String, String)>>,
+        recorder: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let observers = client_async::Observers {
+            logger: self.logger.clone_ref(py),
+            recorder,
+            template: None,
+        };
+        let headers = headers.unwrap_or_default();
+        client_async::authenticate(py, self.core.clone(), observers, headers)
     }
 
     /// Like `send`, as an awaitable (call it from a coroutine of the running loop).
     /// Cancelling the awaiting task cancels the request.
     #[pyo3(signature = (method, href, variables=None, body=None, templated=None, name=None,
-        if_match=None, headers=None))]
+        if_match=None, headers=None, recorder=None))]
     #[allow(clippy::too_many_arguments)]
     fn send_async<'py>(
         &self,
@@ -263,6 +291,7 @@ impl NativeClient {
         name: Option<String>,
         if_match: Option<String>,
         headers: Option<Vec<(String, String)>>,
+        recorder: Option<Py<PyAny>>,
     ) -> Outcome<Bound<'py, PyAny>> {
         let args = RequestArgs {
             method,
@@ -275,8 +304,17 @@ impl NativeClient {
             headers,
         };
         let request = self.core.prepare(args.into_request()?)?;
-        let logger = self.logger.clone_ref(py);
-        Ok(client_async::send(py, self.core.clone(), logger, request)?)
+        let observers = client_async::Observers {
+            logger: self.logger.clone_ref(py),
+            template: recorder.as_ref().and(request.template.clone()),
+            recorder,
+        };
+        Ok(client_async::send(
+            py,
+            self.core.clone(),
+            observers,
+            request,
+        )?)
     }
 }
 

@@ -12,8 +12,8 @@ use rp_core::error::Error;
 use rp_core::request::Prepared;
 use rp_core::transport::{Attempt, Driver, Response};
 
-use super::aio;
 use super::client::{log_attempts, response_tuple, PyToken};
+use super::{aio, telemetry};
 use crate::errors::to_py;
 
 enum Reply {
@@ -24,7 +24,7 @@ enum Reply {
 /// A finished core call. It becomes a Python value (or exception) on the completion thread,
 /// with the GIL and no Rust lock held: the only place where its DEBUG lines may be written.
 struct Completion {
-    logger: Py<PyAny>,
+    observers: Observers,
     log: Vec<Attempt>,
     outcome: Result<Reply, Error>,
 }
@@ -35,7 +35,10 @@ impl<'py> IntoPyObject<'py> for Completion {
     type Error = PyErr;
 
     fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        log_attempts(self.logger.bind(py), &self.log);
+        log_attempts(self.observers.logger.bind(py), &self.log);
+        let observers = &self.observers;
+        let template = observers.template.as_deref();
+        telemetry::record(py, observers.recorder.as_ref(), template, &self.log);
         match self.outcome.map_err(to_py)? {
             Reply::Response(method, response) => {
                 Ok(response_tuple(py, method.as_str(), *response)?.into_any())
@@ -45,11 +48,19 @@ impl<'py> IntoPyObject<'py> for Completion {
     }
 }
 
+/// Who is told about a call's attempts: the logger (DEBUG lines) and the telemetry recorder
+/// (with the template the request was expanded from, its spans' `url.template`).
+pub(crate) struct Observers {
+    pub logger: Py<PyAny>,
+    pub recorder: Option<Py<PyAny>>,
+    pub template: Option<String>,
+}
+
 /// Awaitable of `(status, headers, document)`, as `NativeClient.send` returns.
 pub(crate) fn send<'py>(
     py: Python<'py>,
     core: Arc<Client>,
-    logger: Py<PyAny>,
+    observers: Observers,
     request: Prepared,
 ) -> PyResult<Bound<'py, PyAny>> {
     aio::awaitable(py, async move {
@@ -57,7 +68,7 @@ pub(crate) fn send<'py>(
         let method = request.method.clone();
         let outcome = core.send(request, Driver::Shared, &mut log).await;
         Ok(Completion {
-            logger,
+            observers,
             log,
             outcome: outcome.map(|response| Reply::Response(method, Box::new(response))),
         })
@@ -68,13 +79,14 @@ pub(crate) fn send<'py>(
 pub(crate) fn authenticate<'py>(
     py: Python<'py>,
     core: Arc<Client>,
-    logger: Py<PyAny>,
+    observers: Observers,
+    headers: Vec<(String, String)>,
 ) -> PyResult<Bound<'py, PyAny>> {
     aio::awaitable(py, async move {
         let mut log = Vec::new();
-        let outcome = core.authenticate(Driver::Shared, &mut log).await;
+        let outcome = core.authenticate(&headers, Driver::Shared, &mut log).await;
         Ok(Completion {
-            logger,
+            observers,
             log,
             outcome: outcome.map(Reply::Token),
         })

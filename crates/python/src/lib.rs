@@ -10,6 +10,7 @@ mod errors;
 mod rels;
 mod sandbox;
 mod shutdown;
+mod telemetry;
 mod template;
 
 // gil_used: a free-threaded CPython turns the GIL back on when it imports us (README,
