@@ -7,7 +7,9 @@ What is watched (each distinct text once, so memory stays small):
 - `str`, `repr` (and an HTTP error's body and headers) of every `recurring_payments.Error`
   created, collected after each test;
 - `repr` of every `Client`/`AsyncClient` and of its `Token`, at the end of each test's call;
-- the report of every failing test.
+- the report of every failing test;
+- with `opentelemetry-sdk` installed (otel_kit.py makes it the global SDK), every span that
+  ends (name, attributes, events, status) and every metric data point's attributes.
 Against: the secrets of every `FakeServer` (its app, `add_app`, `add_admin`; those shorter than
 8 characters are not distinctive enough to search, but their Basic value always is) and every
 access token it issued (`_core.SandboxServer.issued_tokens()`, a test aid).
@@ -25,6 +27,7 @@ import weakref
 from collections.abc import Callable, Generator
 from typing import Any
 
+import otel_kit
 import pytest
 
 from recurring_payments import errors
@@ -44,6 +47,8 @@ class Watch:
         self.current = "(collection)"
         self.lock = threading.Lock()
         self.leaks: list[str] = []
+        self.spans = 0  # spans and metric data points seen (OpenTelemetry)
+        self.points = 0
 
     def secret(self, value: str) -> None:
         if len(value) >= MIN_SECRET:
@@ -124,6 +129,25 @@ def _error_init(self: BaseException, *args: Any, **kwargs: Any) -> None:
         WATCH.errors.append(self)
 
 
+def _span_texts(span: Any) -> None:
+    WATCH.spans += 1
+    WATCH.text(span.name)
+    for name, value in (span.attributes or {}).items():
+        WATCH.text(f"{name}={value}")
+    for event in span.events:
+        WATCH.text(event.name)
+        for name, value in (event.attributes or {}).items():
+            WATCH.text(f"{name}={value}")
+    if span.status.description:
+        WATCH.text(span.status.description)
+
+
+def _point_texts(metric: str, attributes: dict[str, Any]) -> None:
+    WATCH.points += 1
+    for name, value in attributes.items():
+        WATCH.text(f"{metric} {name}={value}")
+
+
 _undo: list[Callable[[], None]] = []
 _handler = _Capture(logging.DEBUG)
 _handler.setFormatter(logging.Formatter("%(name)s %(levelname)s %(message)s"))
@@ -136,6 +160,9 @@ def pytest_configure(config: pytest.Config) -> None:
     _root_level = root.level
     root.setLevel(logging.DEBUG)
     root.addHandler(_handler)
+    if otel_kit.install():
+        otel_kit.observe_spans(_span_texts)
+        otel_kit.observe_points(_point_texts)
     _undo.extend(
         [
             _wrap(FakeServer, "__init__", _server_created),
@@ -186,6 +213,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 
 def pytest_runtest_logfinish(nodeid: str) -> None:
+    otel_kit.collect()  # the measurements of this test, to _point_texts
     with WATCH.lock:
         created, WATCH.errors = WATCH.errors, []
         WATCH.clients = []
@@ -201,6 +229,7 @@ def pytest_runtest_logfinish(nodeid: str) -> None:
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     for server in list(WATCH.servers):
         WATCH.harvest_tokens(server)
+    otel_kit.collect()
     logging.getLogger().removeHandler(_handler)
     logging.getLogger().setLevel(_root_level)
     for undo in reversed(_undo):
@@ -217,6 +246,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
             terminalreporter.line(leak)
     else:
         terminalreporter.line(
-            f"secret watch: {len(WATCH.texts)} distinct log/exception/repr texts checked "
+            f"secret watch: {len(WATCH.texts)} distinct log/exception/repr/telemetry texts "
+            f"({WATCH.spans} spans, {WATCH.points} metric points) checked "
             f"against {len(WATCH.secrets)} secrets and tokens: no leak"
         )

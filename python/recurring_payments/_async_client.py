@@ -50,7 +50,12 @@ class AsyncClient(_ClientBase):
         >>> asyncio.run(aclient.authenticate()).scope
         'api'
         """
-        return await self._live().authenticate_async()
+        native = self._live()
+        # In this task's context, before awaiting: the spans are children of its current span.
+        call = self._session.telemetry_call()
+        if call is None:
+            return await native.authenticate_async()
+        return await native.authenticate_async(headers=call.headers, recorder=call.record)
 
     async def root(self, refresh: bool = False) -> AsyncResource:
         """The entry point (GET ``/``), cached per client; ``refresh=True`` fetches it again.

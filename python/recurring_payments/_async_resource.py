@@ -25,7 +25,15 @@ async def _send(
 ) -> AsyncResource:
     """One request, in one call into the core (which checks, expands and resolves ``href``)."""
     native = session.live()
-    reply = await native.send_async(method, href, variables, body, templated, name, if_match)
+    # Started in this task's context, before awaiting: the spans are children of its current
+    # span, whichever thread records them (API.md §9).
+    call = session.telemetry_call()
+    if call is None:
+        reply = await native.send_async(method, href, variables, body, templated, name, if_match)
+    else:
+        reply = await native.send_async(
+            method, href, variables, body, templated, name, if_match, call.headers, call.record
+        )
     status, headers, document = reply
     doc = {} if document is None else document
     return AsyncResource(session, doc, status=status, headers=Headers(headers))

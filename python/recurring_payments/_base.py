@@ -12,6 +12,7 @@ import os
 import platform
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from types import ModuleType
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from urllib.parse import urljoin
 
@@ -22,6 +23,8 @@ from .errors import ConfigurationError, Error, LinkNotFoundError, ProtocolError
 
 if TYPE_CHECKING:
     from typing_extensions import Self
+
+    from ._telemetry import Recorder
 
 logger = logging.getLogger("recurring_payments")
 
@@ -85,20 +88,41 @@ def _require(prefix: str, *names: str) -> None:
         raise ConfigurationError(f"missing environment variable(s): {', '.join(missing)}")
 
 
+_TELEMETRY: list[ModuleType | None] = []  # [the module or None] once looked for
+
+
+def _telemetry_module() -> ModuleType | None:
+    """``_telemetry`` if ``opentelemetry-api`` can be imported (looked for once), else None."""
+    if not _TELEMETRY:
+        try:
+            from . import _telemetry
+        except ImportError:
+            _TELEMETRY.append(None)
+        else:
+            _TELEMETRY.append(_telemetry)
+    return _TELEMETRY[0]
+
+
 class Session:
     """What a client shares with its resources and links: the native client, the base URL, the
-    relation namespace and the relation-index cache. Resources hold it, never their client:
-    they outlive a closed client (a notebook cell showing an old result) and still resolve
-    their URLs against the base URL."""
+    relation namespace, the relation-index cache and the telemetry. Resources hold it, never
+    their client: they outlive a closed client (a notebook cell showing an old result) and
+    still resolve their URLs against the base URL."""
 
-    __slots__ = ("_indexes", "base_url", "native", "rel_namespace")
+    __slots__ = ("_indexes", "base_url", "native", "rel_namespace", "telemetry")
 
     def __init__(
-        self, native: _core.NativeClient, base_url: str, rel_namespace: str | None
+        self,
+        native: _core.NativeClient,
+        base_url: str,
+        rel_namespace: str | None,
+        telemetry: ModuleType | None = None,
     ) -> None:
         self.native: _core.NativeClient | None = native
         self.base_url = base_url
         self.rel_namespace = rel_namespace
+        # OpenTelemetry (API.md §9): `_telemetry` when telemetry is on and the API installed.
+        self.telemetry = telemetry
         self._indexes: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], _core.RelIndex]
         self._indexes = {}
 
@@ -110,6 +134,15 @@ class Session:
 
     def close(self) -> None:
         self.native = None
+
+    def telemetry_call(self) -> Recorder | None:
+        """This call's telemetry (API.md §9), started in the caller's context — this thread's
+        (sync), the awaiting task's (async) — before the request is sent: the headers that
+        propagate that context and the recorder of its attempts. ``None`` when telemetry is
+        off, or there is nothing to propagate nor record: then the send passes neither, and
+        a warm follow still crosses into the core once."""
+        telemetry = self.telemetry
+        return None if telemetry is None else telemetry.start()
 
     def resolve(self, href: str) -> str:
         """The absolute URL of ``href`` (relative ones resolve against the base URL)."""
@@ -614,6 +647,7 @@ class _ClientBase:
         user_agent: str | None = None,
         total_timeout: float = 25.0,
         headers: Mapping[str, str] | None = None,
+        telemetry: bool = True,
         token_store: str | None = None,
     ) -> None:
         # Nothing is stored before every check passed: repr() of a client whose constructor
@@ -634,6 +668,7 @@ class _ClientBase:
                 verify=verify,
                 user_agent=user_agent,
                 headers=headers,
+                telemetry=telemetry,
                 token_store=token_store,
             )
             if not isinstance(credentials, (AppCredentials, AdminCredentials)):
@@ -671,7 +706,8 @@ class _ClientBase:
         self._total_timeout: float = settings.total_timeout
         self._extra_headers: list[tuple[str, str]] = settings.headers
         self._init_root_cache()
-        self._session = Session(native, settings.base_url, settings.rel_namespace)
+        telemetry_module = _telemetry_module() if settings.telemetry else None
+        self._session = Session(native, settings.base_url, settings.rel_namespace, telemetry_module)
 
     @classmethod
     def from_env(cls: type[_C], prefix: str = "RECURRING_PAYMENTS_", **overrides: Any) -> _C:

@@ -50,7 +50,14 @@ class Client(_ClientBase):
         >>> token.scope, token == client.token
         ('api', True)
         """
-        return _blocking(self._live().authenticate)
+        native = self._live()
+        call = self._session.telemetry_call()
+        if call is None:
+            return _blocking(native.authenticate)
+        try:  # recorded on this thread, as `_resource._send` does
+            return _blocking(native.authenticate, headers=call.headers, recorder=call.sink)
+        finally:
+            call.flush()
 
     def root(self, refresh: bool = False) -> Resource:
         """The entry point (GET ``/``), cached per client; ``refresh=True`` fetches it again.

@@ -83,6 +83,12 @@ class Token:
         960
         """
 
+# One HTTP attempt as the recorder receives it: method, url (no userinfo), status or None,
+# start and end (Unix ns), token request, resend count, the exception class name or None.
+_AttemptRecord = tuple[str, str, int | None, int, int, bool, int, str | None]
+# Called with the attempts and the template the request was expanded from (or None).
+_Recorder = Callable[[list[_AttemptRecord], str | None], object]
+
 @final
 class NativeClient:
     """The Rust client behind ``recurring_payments.Client`` (internal)."""
@@ -108,7 +114,11 @@ class NativeClient:
     ) -> NativeClient: ...
     @property
     def token(self) -> Token | None: ...
-    def authenticate(self) -> Token: ...
+    def authenticate(
+        self, *, headers: list[tuple[str, str]] | None = None, recorder: _Recorder | None = None
+    ) -> Token:
+        """Fetch a token now. ``headers``: extra headers of the token request (the trace
+        context); ``recorder``: called once with the call's attempts (and None: no template)."""
     def resolve(self, reference: str) -> str: ...
     def send(
         self,
@@ -120,12 +130,17 @@ class NativeClient:
         name: str | None = None,
         if_match: str | None = None,
         headers: list[tuple[str, str]] | None = None,
+        recorder: _Recorder | None = None,
     ) -> tuple[int, list[tuple[str, str]], Document | None]:
         """One request: ``href`` (a URL, or a template when ``templated`` says so or, when it
         is ``None``, when it holds a ``{``) with ``variables``, the JSON ``body``, ``if_match``
-        and per-call ``headers`` for the API's origin; ``name`` is what messages call the target.
-        Returns (status, headers, document or None for an empty body)."""
-    def authenticate_async(self) -> Awaitable[Token]:
+        and per-call ``headers`` for the API's origin (token endpoint included); ``name`` is
+        what messages call the target; ``recorder``, if given, is called once with the call's
+        attempts and the template. Returns (status, headers, document or None for an empty
+        body)."""
+    def authenticate_async(
+        self, *, headers: list[tuple[str, str]] | None = None, recorder: _Recorder | None = None
+    ) -> Awaitable[Token]:
         """``authenticate`` as an awaitable; call it from a coroutine of the running loop."""
     def send_async(
         self,
@@ -137,6 +152,7 @@ class NativeClient:
         name: str | None = None,
         if_match: str | None = None,
         headers: list[tuple[str, str]] | None = None,
+        recorder: _Recorder | None = None,
     ) -> Awaitable[tuple[int, list[tuple[str, str]], Document | None]]:
         """``send`` as an awaitable; call it from a coroutine of the running loop.
         Cancelling the awaiting task cancels the request."""

@@ -25,7 +25,18 @@ def _send(
     """One request, in one call into the core (which checks, expands and resolves ``href``).
     Under gevent/eventlet the wait runs on the hub's thread pool (API.md §8)."""
     native = session.live()
-    reply = _blocking(native.send, method, href, variables, body, templated, name, if_match)
+    call = session.telemetry_call()
+    if call is None:
+        reply = _blocking(native.send, method, href, variables, body, templated, name, if_match)
+    else:
+        # The spans are recorded here, on the calling thread, as children of its context
+        # (API.md §9): under gevent the wait runs on a native thread, where the SDK's locks
+        # must not be taken, so the native client only hands the attempts to `sink`.
+        args = (method, href, variables, body, templated, name, if_match, call.headers, call.sink)
+        try:
+            reply = _blocking(native.send, *args)
+        finally:
+            call.flush()
     status, headers, document = reply
     doc = {} if document is None else document
     return Resource(session, doc, status=status, headers=Headers(headers))

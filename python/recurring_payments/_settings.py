@@ -62,6 +62,7 @@ class Settings:
     verify: bool | str
     user_agent: str | None
     headers: list[tuple[str, str]]
+    telemetry: bool
     token_store: str | None = None
 
 
@@ -80,6 +81,7 @@ def check(
     verify: object,
     user_agent: object,
     headers: object,
+    telemetry: object = True,
     token_store: object = None,
 ) -> Settings:
     """Every setting checked and normalised, or ``ConfigurationError`` for the first bad one
@@ -98,6 +100,7 @@ def check(
         verify=_check_verify(verify),
         user_agent=_check_user_agent(user_agent),
         headers=_check_headers(headers),
+        telemetry=_check_bool("telemetry", telemetry),
         token_store=check_token_store(token_store),
     )
 

@@ -5,7 +5,10 @@ field read is the other. Counted with a profile hook: every call of a function o
 
 from __future__ import annotations
 
+import ast
 import asyncio
+import os
+import subprocess
 import sys
 from collections.abc import Callable
 from types import FrameType, ModuleType
@@ -71,4 +74,69 @@ def test_the_async_face_crosses_as_often(demo: FakeServer) -> None:
                 sys.setprofile(None)
 
     assert asyncio.run(scenario()) == "Demo Creditor SAS"
+    assert len(seen) <= 2, seen
+
+
+# The suite runs with an OpenTelemetry SDK installed (otel_kit.py): the tests above count the
+# crossings with telemetry on and recording. Telemetry on with no SDK configured (the no-op
+# tracer, API.md §9), with or without an incoming trace context to propagate, needs a fresh
+# interpreter: an SDK, once set, stays for the life of the process.
+NO_SDK = """
+import asyncio, sys
+from opentelemetry import context, propagate, trace
+from recurring_payments.testing import FakeServer
+from test_crossings import counting
+
+incoming = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+if {incoming}:
+    context.attach(propagate.extract({{"traceparent": incoming}}))
+seen = []
+
+async def follow_async(client):
+    return (await client.get_creditors(reference="democreditor"))._doc.get("name")
+
+with FakeServer(demo=True) as server:
+    if {is_async}:
+        async def scenario():
+            async with server.async_client() as client:
+                assert client._session.telemetry is not None
+                await follow_async(client)  # warm
+                sys.setprofile(counting(seen))
+                try:
+                    return await follow_async(client)
+                finally:
+                    sys.setprofile(None)
+        name = asyncio.run(scenario())
+    else:
+        with server.client() as client:
+            assert client._session.telemetry is not None
+            client.get_creditors(reference="democreditor")  # warm
+            sys.setprofile(counting(seen))
+            try:
+                name = client.get_creditors(reference="democreditor")._doc.get("name")
+            finally:
+                sys.setprofile(None)
+    assert name == "Demo Creditor SAS"
+    sent = {{r.headers.get("traceparent") for r in server.requests}}
+    assert sent == ({{incoming}} if {incoming} else {{None}}), sent
+assert trace._TRACER_PROVIDER is None  # no SDK: the no-op tracer
+print(seen)
+"""
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+@pytest.mark.parametrize("incoming", [False, True], ids=["empty context", "incoming context"])
+def test_telemetry_on_without_an_sdk_crosses_as_often(face: str, incoming: bool) -> None:
+    pytest.importorskip("opentelemetry.trace")
+    source = NO_SDK.format(is_async=face == "async", incoming=incoming)
+    here = os.path.dirname(__file__)  # for `from test_crossings import counting`
+    done = subprocess.run(
+        [sys.executable, "-c", source],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join([here, os.environ.get("PYTHONPATH", "")])},
+    )
+    assert done.returncode == 0, done.stderr
+    seen = ast.literal_eval(done.stdout.strip().splitlines()[-1])
     assert len(seen) <= 2, seen

@@ -13,6 +13,7 @@ use reqwest::header::{
 use reqwest::Method;
 use url::Url;
 
+use crate::attempts;
 use crate::auth::{Credentials, StoreEvent, StoreSpec, Token, TokenCache};
 use crate::error::{Error, Result};
 use crate::media;
@@ -166,21 +167,28 @@ impl Client {
         self.cache().ok().and_then(TokenCache::current)
     }
 
-    /// Fetch a token now (validates the credentials), within `total_timeout`. `store_log`
+    /// Fetch a token now (validates the credentials), within `total_timeout`. `headers`: this
+    /// call's extra headers for the token request (the trace context, §9); `store_log`
     /// receives the token store commands sent (§10), as `log` the HTTP attempts.
     pub async fn authenticate(
         &self,
+        headers: &[(String, String)],
         driver: Driver,
         log: &mut Vec<Attempt>,
         store_log: &mut Vec<StoreEvent>,
     ) -> Result<Arc<Token>> {
         let deadline = Deadline::after(self.total_timeout);
+        let headers = extra_headers(headers)?;
         let cache = self.cache()?;
-        let renewal = cache.renew(store_log, || self.fetch_token(driver, log, deadline));
-        match tokio::time::timeout_at(deadline.backstop(), renewal).await {
+        let renewal = cache.renew(store_log, || {
+            self.fetch_token(&headers, driver, log, deadline)
+        });
+        let outcome = match tokio::time::timeout_at(deadline.backstop(), renewal).await {
             Ok(outcome) => outcome,
             Err(_) => Err(deadline.exceeded("POST", self.token_url.as_str(), false)),
-        }
+        };
+        attempts::count_resends(log);
+        outcome
     }
 
     /// Check, expand and resolve `request` (see `Request::prepare`): nothing is sent.
@@ -208,6 +216,7 @@ impl Client {
                 Err(deadline.exceeded(trace.method, &trace.url, trace.writing || trace.processed))
             }
         };
+        attempts::count_resends(log);
         // A failure after a POST/PATCH of this call was processed (answered by 301/302/303):
         // the call's outcome is unknown to the caller even though this hop was a GET (§8). A
         // failure of the write itself keeps the transport's verdict (written or never sent).
@@ -255,7 +264,7 @@ impl Client {
                 let token = self
                     .cache()?
                     .get(self.leeway, store_log, || {
-                        self.fetch_token(driver, log, deadline)
+                        self.fetch_token(&api_headers, driver, log, deadline)
                     })
                     .await
                     .map_err(|e| e.with_outcome_unknown(false))?;
@@ -355,11 +364,12 @@ impl Client {
 
     async fn fetch_token(
         &self,
+        call_headers: &HeaderMap,
         driver: Driver,
         log: &mut Vec<Attempt>,
         deadline: Deadline,
     ) -> Result<Token> {
-        let mut headers = HeaderMap::new();
+        let mut headers = call_headers.clone();
         headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
         headers.insert(AUTHORIZATION, self.basic.clone());
         headers.insert(
@@ -374,11 +384,10 @@ impl Client {
             body: Some(Bytes::from(body)),
         };
         // The token request is not the caller's request: its outcome is never "unknown".
-        let response = self
-            .transport
-            .send(&outgoing, driver, log, deadline)
-            .await
-            .map_err(|e| e.with_outcome_unknown(false))?;
+        let first = log.len();
+        let sent = self.transport.send(&outgoing, driver, log, deadline).await;
+        attempts::mark_token_requests(log.get_mut(first..).unwrap_or_default());
+        let response = sent.map_err(|e| e.with_outcome_unknown(false))?;
         match response.status {
             200..=299 => Token::from_response(&response.body, self.scope).map_err(|e| {
                 e.with_request("POST", self.token_url.as_str())

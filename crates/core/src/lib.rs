@@ -2,6 +2,7 @@
 //! templates, the token lifecycle and the request path. `cargo test` tests it without Python;
 //! the bindings (`crates/python`) only wrap it.
 
+pub mod attempts;
 pub mod auth;
 pub mod client;
 pub mod error;

@@ -149,7 +149,8 @@ pub struct Request {
     pub target: Target,
     /// The JSON body (`None`: not given).
     pub body: Option<Bytes>,
-    /// Per-call extra headers, sent to the API's origin only (like the client's `headers=`).
+    /// Per-call extra headers (the trace context, §9), sent to the API's origin only, the
+    /// token endpoint included (unlike the client's `headers=`).
     pub headers: Vec<(String, String)>,
     /// `If-Match` (conditional PATCH, §8).
     pub if_match: Option<String>,
@@ -243,7 +244,8 @@ pub struct Prepared {
     /// Content-Type and If-Match (Accept and the token are added per hop).
     pub headers: HeaderMap,
     pub body: Option<Bytes>,
-    /// The per-call extra headers, for hops to the API's origin only.
+    /// The per-call extra headers, for hops to the API's origin only (and a token request
+    /// the call makes).
     pub api_headers: HeaderMap,
     /// The template the URL was expanded from (telemetry's `url.template`).
     pub template: Option<String>,

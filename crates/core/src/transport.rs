@@ -4,12 +4,13 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderValue};
 use reqwest::Method;
 
+use crate::attempts;
 use crate::error::{Error, HttpFailure, Result};
 use crate::runtime::{PerProcess, ThreadOwned};
 
@@ -81,15 +82,26 @@ impl Response {
     }
 }
 
-/// What happened on one attempt, for the DEBUG log line the Python layer writes.
+/// What happened on one attempt, for the DEBUG log line the Python layer writes and the
+/// telemetry spans (`attempts.rs`).
 #[derive(Debug, Clone)]
 pub struct Attempt {
     pub method: String,
+    /// Without userinfo, signature query values redacted (`attempts::redacted_url`).
     pub url: String,
     pub status: Option<u16>,
     pub elapsed: Duration,
     pub attempt: u32,
     pub error: Option<String>,
+    /// Wall clock, Unix nanoseconds: when the attempt started and ended.
+    pub started_unix_ns: u64,
+    pub ended_unix_ns: u64,
+    /// A request to the token endpoint (not the caller's request).
+    pub token: bool,
+    /// How many times this request was sent before in this call (retries, replay, redirects).
+    pub resend_count: u32,
+    /// The exception class the boundary raises for this attempt's failure (no response came).
+    pub error_kind: Option<&'static str>,
 }
 
 /// Where a request runs, and so which pool its connections come from. hyper spawns a
@@ -320,6 +332,7 @@ impl Transport {
         let mut attempt = 0;
         loop {
             let started = Instant::now();
+            let started_unix_ns = attempts::unix_ns(SystemTime::now());
             let remaining = deadline.remaining();
             let cut = remaining < self.config.timeout;
             let mut outcome = self
@@ -339,13 +352,19 @@ impl Transport {
                     }
                 }
             }
+            let elapsed = started.elapsed();
             log.push(Attempt {
                 method: request.method.to_string(),
-                url: request.url.to_string(),
+                url: attempts::redacted_url(&request.url),
                 status: outcome.as_ref().ok().map(|r| r.status),
-                elapsed: started.elapsed(),
+                elapsed,
                 attempt: attempt + 1,
                 error: outcome.as_ref().err().map(|e| e.to_string()),
+                started_unix_ns,
+                ended_unix_ns: attempts::end_ns(started_unix_ns, elapsed),
+                token: false,
+                resend_count: 0,
+                error_kind: outcome.as_ref().err().map(attempts::error_kind),
             });
             let wait = match &outcome {
                 _ if attempt >= self.config.retries => None,

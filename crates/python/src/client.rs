@@ -17,7 +17,7 @@ use rp_core::runtime::block_on_here;
 use rp_core::transport::{Attempt, Driver, Response, Verify};
 
 use super::token::PyToken;
-use super::{client_async, convert, document, template};
+use super::{client_async, convert, document, telemetry, template};
 
 fn credentials_from(obj: &Bound<'_, PyAny>) -> PyResult<Credentials> {
     let text = |name: &str| -> PyResult<String> { obj.getattr(name)?.extract() };
@@ -114,25 +114,36 @@ impl NativeClient {
         self.core.token().map(PyToken::from)
     }
 
-    fn authenticate(&self, py: Python<'_>) -> Outcome<PyToken> {
+    /// `headers`: this call's extra headers for the token request (the trace context);
+    /// `recorder`: called once with the attempts (`telemetry.rs`).
+    #[pyo3(signature = (*, headers=None, recorder=None))]
+    fn authenticate(
+        &self,
+        py: Python<'_>,
+        headers: Option<Vec<(String, String)>>,
+        recorder: Option<Py<PyAny>>,
+    ) -> Outcome<PyToken> {
         let core = self.core.clone();
+        let headers = headers.unwrap_or_default();
         let (outcome, log, store_log) = wait(py, async move {
             let (mut log, mut store_log) = (Vec::new(), Vec::new());
-            let outcome = core.authenticate(Driver::ThisThread, &mut log, &mut store_log);
+            let outcome = core.authenticate(&headers, Driver::ThisThread, &mut log, &mut store_log);
             (outcome.await, log, store_log)
         })?;
         log_attempts(self.logger.bind(py), &log);
         log_store_events(self.logger.bind(py), &store_log);
+        telemetry::record(py, recorder.as_ref(), None, &log);
         Ok(PyToken::from(outcome?))
     }
 
     /// Send one request: `method`, `href` (a URL, or a template when `templated` says so, or
     /// when it holds a `{` and `templated` is None) with `variables` (a mapping), the JSON
-    /// `body`, `if_match` and per-call `headers` for the API's origin; `name` is what messages
-    /// call the target (a link's relation). Returns (status, headers as (name, value) tuples,
-    /// document or None for an empty body).
+    /// `body`, `if_match` and per-call `headers` for the API's origin (token endpoint
+    /// included); `name` is what messages call the target (a link's relation); `recorder`, if
+    /// given, is called once with the attempts and the template (`telemetry.rs`). Returns
+    /// (status, headers as (name, value) tuples, document or None for an empty body).
     #[pyo3(signature = (method, href, variables=None, body=None, templated=None, name=None,
-        if_match=None, headers=None))]
+        if_match=None, headers=None, recorder=None))]
     #[allow(clippy::too_many_arguments)]
     fn send<'py>(
         &self,
@@ -145,6 +156,7 @@ impl NativeClient {
         name: Option<String>,
         if_match: Option<String>,
         headers: Option<Vec<(String, String)>>,
+        recorder: Option<Py<PyAny>>,
     ) -> Outcome<Bound<'py, PyTuple>> {
         let args = RequestArgs {
             method,
@@ -159,6 +171,8 @@ impl NativeClient {
         let request = self.core.prepare(args.into_request()?)?;
         let core = self.core.clone();
         let method_name = request.method.to_string();
+        // Only a recorder reads the template (telemetry off: nothing copied).
+        let template = recorder.as_ref().and(request.template.clone());
         let (outcome, log, store_log) = wait(py, async move {
             let (mut log, mut store_log) = (Vec::new(), Vec::new());
             let driver = Driver::ThisThread;
@@ -167,18 +181,31 @@ impl NativeClient {
         })?;
         log_attempts(self.logger.bind(py), &log);
         log_store_events(self.logger.bind(py), &store_log);
+        telemetry::record(py, recorder.as_ref(), template.as_deref(), &log);
         Ok(response_tuple(py, &method_name, outcome?)?)
     }
 
     /// Like `authenticate`, as an awaitable (call it from a coroutine of the running loop).
-    fn authenticate_async<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        client_async::authenticate(py, self.core.clone(), self.logger.clone_ref(py))
+    #[pyo3(signature = (*, headers=None, recorder=None))]
+    fn authenticate_async<'py>(
+        &self,
+        py: Python<'py>,
+        headers: Option<Vec<(String, String)>>,
+        recorder: Option<Py<PyAny>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let observers = client_async::Observers {
+            logger: self.logger.clone_ref(py),
+            recorder,
+            template: None,
+        };
+        let headers = headers.unwrap_or_default();
+        client_async::authenticate(py, self.core.clone(), observers, headers)
     }
 
     /// Like `send`, as an awaitable (call it from a coroutine of the running loop).
     /// Cancelling the awaiting task cancels the request.
     #[pyo3(signature = (method, href, variables=None, body=None, templated=None, name=None,
-        if_match=None, headers=None))]
+        if_match=None, headers=None, recorder=None))]
     #[allow(clippy::too_many_arguments)]
     fn send_async<'py>(
         &self,
@@ -191,6 +218,7 @@ impl NativeClient {
         name: Option<String>,
         if_match: Option<String>,
         headers: Option<Vec<(String, String)>>,
+        recorder: Option<Py<PyAny>>,
     ) -> Outcome<Bound<'py, PyAny>> {
         let args = RequestArgs {
             method,
@@ -203,8 +231,17 @@ impl NativeClient {
             headers,
         };
         let request = self.core.prepare(args.into_request()?)?;
-        let logger = self.logger.clone_ref(py);
-        Ok(client_async::send(py, self.core.clone(), logger, request)?)
+        let observers = client_async::Observers {
+            logger: self.logger.clone_ref(py),
+            template: recorder.as_ref().and(request.template.clone()),
+            recorder,
+        };
+        Ok(client_async::send(
+            py,
+            self.core.clone(),
+            observers,
+            request,
+        )?)
     }
 }
 

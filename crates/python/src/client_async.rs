@@ -12,9 +12,9 @@ use rp_core::error::Error;
 use rp_core::request::Prepared;
 use rp_core::transport::{Attempt, Driver, Response};
 
-use super::aio;
 use super::client::{log_attempts, log_store_events, response_tuple};
 use super::token::PyToken;
+use super::{aio, telemetry};
 use crate::errors::to_py;
 
 enum Reply {
@@ -25,7 +25,7 @@ enum Reply {
 /// A finished core call. It becomes a Python value (or exception) on the completion thread,
 /// with the GIL and no Rust lock held: the only place where its DEBUG lines may be written.
 struct Completion {
-    logger: Py<PyAny>,
+    observers: Observers,
     log: Vec<Attempt>,
     store_log: Vec<StoreEvent>,
     outcome: Result<Reply, Error>,
@@ -37,8 +37,11 @@ impl<'py> IntoPyObject<'py> for Completion {
     type Error = PyErr;
 
     fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        log_attempts(self.logger.bind(py), &self.log);
-        log_store_events(self.logger.bind(py), &self.store_log);
+        log_attempts(self.observers.logger.bind(py), &self.log);
+        log_store_events(self.observers.logger.bind(py), &self.store_log);
+        let observers = &self.observers;
+        let template = observers.template.as_deref();
+        telemetry::record(py, observers.recorder.as_ref(), template, &self.log);
         match self.outcome.map_err(to_py)? {
             Reply::Response(method, response) => {
                 Ok(response_tuple(py, method.as_str(), *response)?.into_any())
@@ -48,11 +51,19 @@ impl<'py> IntoPyObject<'py> for Completion {
     }
 }
 
+/// Who is told about a call's attempts: the logger (DEBUG lines) and the telemetry recorder
+/// (with the template the request was expanded from, its spans' `url.template`).
+pub(crate) struct Observers {
+    pub logger: Py<PyAny>,
+    pub recorder: Option<Py<PyAny>>,
+    pub template: Option<String>,
+}
+
 /// Awaitable of `(status, headers, document)`, as `NativeClient.send` returns.
 pub(crate) fn send<'py>(
     py: Python<'py>,
     core: Arc<Client>,
-    logger: Py<PyAny>,
+    observers: Observers,
     request: Prepared,
 ) -> PyResult<Bound<'py, PyAny>> {
     aio::awaitable(py, async move {
@@ -62,7 +73,7 @@ pub(crate) fn send<'py>(
             .send(request, Driver::Shared, &mut log, &mut store_log)
             .await;
         Ok(Completion {
-            logger,
+            observers,
             log,
             store_log,
             outcome: outcome.map(|response| Reply::Response(method, Box::new(response))),
@@ -74,15 +85,16 @@ pub(crate) fn send<'py>(
 pub(crate) fn authenticate<'py>(
     py: Python<'py>,
     core: Arc<Client>,
-    logger: Py<PyAny>,
+    observers: Observers,
+    headers: Vec<(String, String)>,
 ) -> PyResult<Bound<'py, PyAny>> {
     aio::awaitable(py, async move {
         let (mut log, mut store_log) = (Vec::new(), Vec::new());
         let outcome = core
-            .authenticate(Driver::Shared, &mut log, &mut store_log)
+            .authenticate(&headers, Driver::Shared, &mut log, &mut store_log)
             .await;
         Ok(Completion {
-            logger,
+            observers,
             log,
             store_log,
             outcome: outcome.map(Reply::Token),

@@ -10,6 +10,7 @@ mod errors;
 mod rels;
 mod sandbox;
 mod shutdown;
+mod telemetry;
 mod template;
 mod token;
 

@@ -12,7 +12,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, TextIO
 
 from .._client import Client
@@ -142,6 +142,12 @@ def walk(client: Client, out: TextIO, *, create: bool, expire: Any = None) -> No
 def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
     """Entry of ``recurring-payments demo``."""
     out = out or sys.stdout  # looked up now, so redirections (pytest's capsys) apply
+    if getattr(args, "trace", False):
+        try:
+            import opentelemetry.sdk.trace  # noqa: F401
+        except ImportError:
+            print("recurring-payments demo: --trace needs opentelemetry-sdk", file=sys.stderr)
+            return 2
     try:
         if args.base_url:
             os.environ.setdefault("RECURRING_PAYMENTS_BASE_URL", args.base_url)
@@ -150,19 +156,27 @@ def run(args: argparse.Namespace, out: TextIO | None = None) -> int:
                 overrides["profile"] = args.profile
             with Client.from_env(**overrides) as client:
                 print(f"Walking {client.base_url}", file=out)
-                with _printing_requests(out, client.base_url):
+                with _printing_requests(out, client.base_url), _traced(args, out, client):
                     walk(client, out, create=args.create)
             return 0
         from ..testing import FakeServer
 
         with FakeServer(demo=True) as server, server.client() as client:
             print(f"Sandbox with demo data at {server.base_url}", file=out)
-            with _printing_requests(out, server.base_url):
+            with _printing_requests(out, server.base_url), _traced(args, out, client):
                 walk(client, out, create=True, expire=server.expire_tokens)
         return 0
     except Error as exc:
         print(f"recurring-payments demo: {type(exc).__name__}: {exc}", file=sys.stderr)
         return 1
+
+
+def _traced(args: argparse.Namespace, out: TextIO, client: Client) -> AbstractContextManager[Any]:
+    if not getattr(args, "trace", False):
+        return nullcontext()
+    from ._trace import tracing
+
+    return tracing(out, client.base_url)
 
 
 def add_parser(commands: Any) -> None:
@@ -179,5 +193,10 @@ def add_parser(commands: Any) -> None:
     demo.add_argument("--profile", help="the profile URL of that environment")
     demo.add_argument(
         "--create", action="store_true", help="also create an order on a real environment"
+    )
+    demo.add_argument(
+        "--trace",
+        action="store_true",
+        help="print the OpenTelemetry spans of the walk (needs opentelemetry-sdk)",
     )
     demo.set_defaults(func=run)

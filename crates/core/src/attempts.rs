@@ -1,0 +1,157 @@
+//! What telemetry needs of each attempt (API.md §9): the wall-clock times a span is given,
+//! the class of the exception the boundary raises for a failed attempt, which attempts were
+//! token requests and how many times the caller's request had been sent before.
+//!
+//! The transport fills an `Attempt` per HTTP attempt; the client marks the token requests and
+//! numbers the resends; the bindings hand the records to Python once the call is over.
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::error::Error;
+use crate::transport::Attempt;
+
+/// Nanoseconds since the Unix epoch (what OpenTelemetry timestamps are); 0 before 1970.
+pub fn unix_ns(at: SystemTime) -> u64 {
+    at.duration_since(UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// The end of an attempt that started at `started` (wall clock) and lasted `elapsed`
+/// (monotonic clock: a wall clock stepped meanwhile does not make a negative span).
+pub fn end_ns(started: u64, elapsed: Duration) -> u64 {
+    started.saturating_add(u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX))
+}
+
+/// The bare name of the `recurring_payments` exception class the boundary raises for `error`
+/// (`crates/python/src/errors.rs`): a span's `error.type` when no response came.
+pub fn error_kind(error: &Error) -> &'static str {
+    match error {
+        Error::Configuration(_) => "ConfigurationError",
+        Error::Transport { .. } => "TransportError",
+        Error::Timeout { .. } => "TimeoutError",
+        Error::Protocol { .. } => "ProtocolError",
+        Error::Template(_) => "TemplateError",
+        Error::UnknownVariable(_) => "TypeError",
+        Error::LinkNotFound { .. } => "LinkNotFoundError",
+        Error::Internal(_) => "InternalError",
+        Error::Http(failure) if failure.authentication => "AuthenticationError",
+        Error::Http(_) => "HTTPError",
+    }
+}
+
+/// The attempts in `log` were sent to the token endpoint.
+pub fn mark_token_requests(log: &mut [Attempt]) {
+    for attempt in log {
+        attempt.token = true;
+    }
+}
+
+/// Number the resends of one call: each attempt of the caller's request after the first (a
+/// retry, the 401 replay, a redirect hop: the semantic conventions count them all) gets its
+/// ordinal; a token request counts its own retries.
+pub fn count_resends(log: &mut [Attempt]) {
+    let mut sent = 0;
+    for attempt in log {
+        if attempt.token {
+            attempt.resend_count = attempt.attempt.saturating_sub(1);
+        } else {
+            attempt.resend_count = sent;
+            sent += 1;
+        }
+    }
+}
+
+/// `url` as a span's `url.full` may hold it: no user or password, and the values of query
+/// parameters that are signatures or keys by convention replaced with `REDACTED` (the
+/// semantic conventions' list).
+pub fn redacted_url(url: &url::Url) -> String {
+    let mut url = url.clone();
+    if !url.username().is_empty() || url.password().is_some() {
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
+    }
+    let secret = |name: &str| {
+        SECRET_QUERY_PARAMETERS
+            .iter()
+            .any(|s| s.eq_ignore_ascii_case(name))
+    };
+    if url.query_pairs().any(|(name, _)| secret(&name)) {
+        let pairs: Vec<(String, String)> = url
+            .query_pairs()
+            .map(|(name, value)| {
+                let value = if secret(&name) {
+                    "REDACTED".to_owned()
+                } else {
+                    value.into_owned()
+                };
+                (name.into_owned(), value)
+            })
+            .collect();
+        url.query_pairs_mut().clear().extend_pairs(pairs);
+    }
+    url.to_string()
+}
+
+/// Query parameters whose values are credentials (OpenTelemetry HTTP semantic conventions,
+/// `url.full`; plus the OAuth ones).
+const SECRET_QUERY_PARAMETERS: &[&str] = &[
+    "AWSAccessKeyId",
+    "Signature",
+    "sig",
+    "X-Goog-Signature",
+    "access_token",
+    "client_secret",
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn attempt(token: bool, number: u32) -> Attempt {
+        Attempt {
+            method: "GET".into(),
+            url: "https://h/".into(),
+            status: Some(200),
+            elapsed: Duration::ZERO,
+            attempt: number,
+            error: None,
+            started_unix_ns: 0,
+            ended_unix_ns: 0,
+            token,
+            resend_count: 0,
+            error_kind: None,
+        }
+    }
+
+    #[test]
+    fn resends_are_counted_per_request() {
+        // token (2 attempts), GET, GET retried, replay after a 401
+        let mut log = vec![
+            attempt(true, 1),
+            attempt(true, 2),
+            attempt(false, 1),
+            attempt(false, 2),
+            attempt(false, 1),
+        ];
+        count_resends(&mut log);
+        let counts: Vec<u32> = log.iter().map(|a| a.resend_count).collect();
+        assert_eq!(counts, [0, 1, 0, 1, 2]);
+    }
+
+    #[test]
+    fn urls_lose_userinfo_and_signatures() {
+        let url = url::Url::parse("https://u:p@h:8443/a?sig=abc&page=2&Signature=x").unwrap();
+        assert_eq!(
+            redacted_url(&url),
+            "https://h:8443/a?sig=REDACTED&page=2&Signature=REDACTED"
+        );
+        let plain = url::Url::parse("https://h/a?x=%7Bb%7D").unwrap();
+        assert_eq!(redacted_url(&plain), "https://h/a?x=%7Bb%7D");
+    }
+
+    #[test]
+    fn wall_clock_end_follows_the_monotonic_length() {
+        assert_eq!(end_ns(1_000, Duration::from_micros(2)), 3_000);
+        assert_eq!(end_ns(u64::MAX, Duration::from_secs(1)), u64::MAX);
+    }
+}

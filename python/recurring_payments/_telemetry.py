@@ -1,0 +1,178 @@
+"""OpenTelemetry (API.md §9): a CLIENT span and a duration measurement per HTTP attempt.
+
+Imported only when ``opentelemetry-api`` is installed and a client has ``telemetry=True``
+(``_base._telemetry_module``). The attempts happen in Rust; the session's send path
+(``Session.telemetry_call``) asks :func:`start`, in the caller's context, for the headers that
+carry that context (W3C ``traceparent`` through the global propagator; the native client sends
+them to the API's origin only) and for a recorder. The native client calls the recorder once,
+when the call is over, with a record per attempt (``_core.pyi``: ``_AttemptRecord``) and the
+template its request was expanded from (the core's ``Prepared::template``); it creates the spans
+with their real start and end times as children of the caller's context, from whatever thread
+it runs on.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from collections.abc import Sequence
+from urllib.parse import urlsplit
+
+from opentelemetry import context as otel_context
+from opentelemetry import metrics, propagate, trace
+from opentelemetry.metrics import _internal as _metrics_internal
+from opentelemetry.trace import SpanKind, Status, StatusCode
+
+from . import _core
+
+NAME = "recurring_payments"
+_logger = logging.getLogger(NAME)
+# The HTTP semantic conventions' advice for http.client.request.duration (seconds).
+_BUCKETS = (0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1.0, 2.5, 5.0, 7.5, 10.0)
+_DEFAULT_PORTS = {"https": 443, "http": 80}
+_ERROR = Status(StatusCode.ERROR)
+
+# Proxies until the application installs an SDK: they then forward to it.
+_tracer = trace.get_tracer(NAME, _core.__version__)
+_meter = metrics.get_meter(NAME, _core.__version__)
+_duration = _meter.create_histogram(
+    "http.client.request.duration",
+    unit="s",
+    description="Duration of HTTP client requests.",
+    explicit_bucket_boundaries_advisory=_BUCKETS,
+)
+
+Record = tuple[str, str, "int | None", int, int, bool, int, "str | None"]
+
+
+# Whether an SDK's providers are set: then spans and measurements go somewhere. The API keeps
+# them in module globals that are set once and never unset; reading them directly costs
+# nothing, where its getters look the environment up (microseconds) on every call. A later API
+# without these names, or providers named in the environment, means: always record.
+_UNSET = object()
+_PROVIDERS_FROM_ENV = (
+    "OTEL_PYTHON_TRACER_PROVIDER" in os.environ or "OTEL_PYTHON_METER_PROVIDER" in os.environ
+)
+_configured = False
+
+
+def _sdk_configured() -> bool:
+    """Whether an SDK may record what we give it (once true, true for good)."""
+    global _configured
+    if not _configured:
+        _configured = (
+            _PROVIDERS_FROM_ENV
+            or getattr(trace, "_TRACER_PROVIDER", _UNSET) is not None
+            or getattr(_metrics_internal, "_METER_PROVIDER", _UNSET) is not None
+        )
+    return _configured
+
+
+class Recorder:
+    """One call's telemetry: the ``headers`` that propagate the caller's context, and the
+    recording of its attempts as spans and measurements.
+
+    The asyncio face hands ``record`` (the recorder itself) to the native client, which calls
+    it on the completion thread; the sync face hands it ``sink`` (:meth:`keep`) and calls
+    :meth:`flush` on the calling thread, so that under gevent no SDK code runs on the hub's
+    native worker threads. Both are None when no SDK is configured: nothing is recorded.
+    """
+
+    __slots__ = ("_kept", "_parent", "_template", "headers", "record", "sink")
+
+    def __init__(
+        self, parent: otel_context.Context, headers: list[tuple[str, str]], recording: bool
+    ) -> None:
+        self._parent = parent
+        self._kept: Sequence[Record] = ()
+        self._template: str | None = None
+        self.headers = headers
+        self.record: Recorder | None = self if recording else None
+        self.sink = self.keep if recording else None
+
+    def keep(self, attempts: Sequence[Record], template: str | None) -> None:
+        self._kept, self._template = attempts, template
+
+    def flush(self) -> None:
+        kept, self._kept = self._kept, ()
+        if kept:
+            self(kept, self._template)
+
+    def __call__(self, attempts: Sequence[Record], template: str | None) -> None:
+        # The template names the caller's request as it was first sent: not the token
+        # request, nor a hop that a redirect sent elsewhere.
+        first_url = next((a[1] for a in attempts if not a[5]), None)
+        try:
+            for method, url, status, start, end, token, resends, kind in attempts:
+                named = None if token or url != first_url else template
+                _record(self._parent, method, url, status, start, end, resends, kind, named)
+        except Exception:  # a broken exporter or processor never fails a payment call
+            _logger.warning("recording OpenTelemetry spans failed", exc_info=True)
+
+
+def _record(
+    parent: otel_context.Context,
+    method: str,
+    url: str,
+    status: int | None,
+    start: int,
+    end: int,
+    resends: int,
+    kind: str | None,
+    template: str | None,
+) -> None:
+    host, port = _server(url)
+    common: dict[str, str | int] = {
+        "http.request.method": method,
+        "server.address": host,
+        "server.port": port,
+    }
+    if template is not None:
+        common["url.template"] = template
+    if status is not None:
+        common["http.response.status_code"] = status
+    error = str(status) if status is not None and status >= 400 else kind
+    if error is not None:
+        common["error.type"] = error
+    span_attributes = dict(common)
+    span_attributes["url.full"] = url
+    if resends:
+        span_attributes["http.request.resend_count"] = resends
+    name = method if template is None else f"{method} {template}"
+    span = _tracer.start_span(
+        name, context=parent, kind=SpanKind.CLIENT, attributes=span_attributes, start_time=start
+    )
+    if error is not None:
+        span.set_status(_ERROR)
+    span.end(end_time=end)
+    _duration.record(max(end - start, 0) / 1e9, common)
+
+
+_servers: dict[str, tuple[str, int]] = {}
+
+
+def _server(url: str) -> tuple[str, int]:
+    """``server.address`` and ``server.port`` of ``url``, parsed once per origin."""
+    scheme, _, rest = url.partition("://")
+    origin = rest.split("/", 1)[0].split("?", 1)[0]
+    found = _servers.get(origin)
+    if found is None:
+        parts = urlsplit(url)
+        found = (parts.hostname or "", parts.port or _DEFAULT_PORTS.get(scheme, 0))
+        if len(_servers) > 1024:
+            _servers.clear()
+        _servers[origin] = found
+    return found
+
+
+def start() -> Recorder | None:
+    """In the caller's context: the call's recorder, or None when there is nothing to
+    propagate nor to record (no SDK configured and an empty context: the common no-op case
+    costs two lookups, API.md §9's budget)."""
+    parent = otel_context.get_current()
+    recording = _sdk_configured()
+    if not recording and not parent:
+        return None
+    carrier: dict[str, str] = {}
+    propagate.inject(carrier, context=parent)
+    return Recorder(parent, list(carrier.items()), recording)
