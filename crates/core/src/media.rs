@@ -1,6 +1,8 @@
 //! Media types in `Accept` and `Content-Type` (RFC 9110 §8.3.1, §12.5.1): parsed properly, so
 //! quoting, spacing, parameter order and extra parameters (`charset`, `q`) do not matter.
 
+use std::borrow::Cow;
+
 /// One media type or media range: lower-case `type/subtype`, parameters with lower-case names.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MediaType {
@@ -28,23 +30,25 @@ fn is_tchar(c: char) -> bool {
     c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c)
 }
 
+/// The grammar, walked over slices of the input: nothing is allocated unless a quoted value
+/// holds an escape, so `is` (run on every response) checks a `Content-Type` without copying it.
 struct Parser<'a> {
     rest: &'a str,
 }
 
-impl Parser<'_> {
+impl<'a> Parser<'a> {
     fn skip_ows(&mut self) {
         self.rest = self.rest.trim_start_matches([' ', '\t']);
     }
 
-    fn token(&mut self) -> Option<String> {
+    fn token(&mut self) -> Option<&'a str> {
         let end = self.rest.find(|c| !is_tchar(c)).unwrap_or(self.rest.len());
         if end == 0 {
             return None;
         }
         let (token, rest) = self.rest.split_at(end);
         self.rest = rest;
-        Some(token.to_owned())
+        Some(token)
     }
 
     fn eat(&mut self, c: char) -> bool {
@@ -59,7 +63,7 @@ impl Parser<'_> {
 
     /// An unquoted parameter value. The grammar wants a token, but unquoted URIs (with ':'
     /// and '/') are common in profile parameters, so take anything up to a delimiter.
-    fn bare_value(&mut self) -> Option<String> {
+    fn bare_value(&mut self) -> Option<&'a str> {
         let end = self
             .rest
             .find([';', ',', ' ', '\t', '"'])
@@ -69,17 +73,24 @@ impl Parser<'_> {
         }
         let (value, rest) = self.rest.split_at(end);
         self.rest = rest;
-        Some(value.to_owned())
+        Some(value)
     }
 
-    fn quoted(&mut self) -> Option<String> {
+    /// The rest of a quoted string (the opening quote eaten): borrowed unless it has escapes.
+    fn quoted(&mut self) -> Option<Cow<'a, str>> {
+        let end = self.rest.find(['"', '\\'])?;
+        if self.rest[end..].starts_with('"') {
+            let value = &self.rest[..end];
+            self.rest = &self.rest[end + 1..];
+            return Some(Cow::Borrowed(value));
+        }
         let mut out = String::new();
         let mut chars = self.rest.char_indices();
         while let Some((i, c)) = chars.next() {
             match c {
                 '"' => {
                     self.rest = &self.rest[i + 1..];
-                    return Some(out);
+                    return Some(Cow::Owned(out));
                 }
                 '\\' => out.push(chars.next()?.1),
                 c => out.push(c),
@@ -88,15 +99,18 @@ impl Parser<'_> {
         None
     }
 
-    /// `type/subtype *( OWS ";" OWS name "=" value )`, stopping before a `,` or the end.
-    fn media_type(&mut self) -> Option<MediaType> {
+    /// `type/subtype *( OWS ";" OWS name "=" value )`, stopping before a `,` or the end. Each
+    /// parameter goes to `param` (name as written); returns the type and subtype as written.
+    fn media_type(
+        &mut self,
+        mut param: impl FnMut(&'a str, Cow<'a, str>),
+    ) -> Option<(&'a str, &'a str)> {
         self.skip_ows();
         let kind = self.token()?;
         if !self.eat('/') {
             return None;
         }
         let subtype = self.token()?;
-        let mut params = Vec::new();
         loop {
             self.skip_ows();
             if self.rest.is_empty() || self.rest.starts_with(',') {
@@ -109,7 +123,7 @@ impl Parser<'_> {
             if self.rest.is_empty() || self.rest.starts_with([',', ';']) {
                 continue; // an empty parameter, as in `a/b;;c=d`
             }
-            let name = self.token()?.to_ascii_lowercase();
+            let name = self.token()?;
             // Spaces around '=' are not allowed by the grammar, but are common; accept them.
             self.skip_ows();
             if !self.eat('=') {
@@ -119,10 +133,19 @@ impl Parser<'_> {
             let value = if self.eat('"') {
                 self.quoted()?
             } else {
-                self.bare_value()?
+                Cow::Borrowed(self.bare_value()?)
             };
-            params.push((name, value));
+            param(name, value);
         }
+        Some((kind, subtype))
+    }
+
+    /// An owned `MediaType`: essence and parameter names in lower case.
+    fn media_type_owned(&mut self) -> Option<MediaType> {
+        let mut params = Vec::new();
+        let (kind, subtype) = self.media_type(|name, value| {
+            params.push((name.to_ascii_lowercase(), value.into_owned()));
+        })?;
         Some(MediaType {
             essence: format!("{kind}/{subtype}").to_ascii_lowercase(),
             params,
@@ -133,7 +156,7 @@ impl Parser<'_> {
 /// A single media type (a `Content-Type` value); `None` if malformed.
 pub fn parse(value: &str) -> Option<MediaType> {
     let mut parser = Parser { rest: value };
-    let media = parser.media_type()?;
+    let media = parser.media_type_owned()?;
     parser.skip_ows();
     parser.rest.is_empty().then_some(media)
 }
@@ -143,7 +166,7 @@ pub fn parse_list(value: &str) -> Vec<MediaType> {
     let mut out = Vec::new();
     let mut parser = Parser { rest: value };
     loop {
-        if let Some(media) = parser.media_type() {
+        if let Some(media) = parser.media_type_owned() {
             out.push(media);
         }
         // Skip to the next element (after an error, past whatever is left of this one).
@@ -180,11 +203,29 @@ pub fn accepts<'a>(
     })
 }
 
-/// Whether a `Content-Type` value is `essence` (parameters allowed).
+/// Whether a `Content-Type` value is `essence` (lower case; parameters allowed). The same
+/// grammar as `parse`, without building the `MediaType`: this runs on every response.
 pub fn is(content_type: Option<&str>, essence: &str) -> bool {
-    content_type
-        .and_then(parse)
-        .is_some_and(|m| m.essence == essence)
+    let Some(value) = content_type else {
+        return false;
+    };
+    let mut parser = Parser { rest: value };
+    let Some((kind, subtype)) = parser.media_type(|_, _| {}) else {
+        return false;
+    };
+    parser.skip_ows();
+    parser.rest.is_empty() && is_essence(kind, subtype, essence)
+}
+
+/// `kind/subtype`, lower-cased, equals `essence` (compared in place, nothing built).
+fn is_essence(kind: &str, subtype: &str, essence: &str) -> bool {
+    let (k, s) = (kind.as_bytes(), subtype.as_bytes());
+    let e = essence.as_bytes();
+    let lower_eq = |a: &[u8], b: &[u8]| a.iter().zip(b).all(|(x, y)| x.to_ascii_lowercase() == *y);
+    e.len() == k.len() + 1 + s.len()
+        && lower_eq(k, &e[..k.len()])
+        && e[k.len()] == b'/'
+        && lower_eq(s, &e[k.len() + 1..])
 }
 
 #[cfg(test)]
@@ -253,5 +294,65 @@ mod tests {
             parse(r#"a/b; p="q\"uo;te""#).unwrap().param("p"),
             Some(r#"q"uo;te"#)
         );
+    }
+
+    const HAL: &str = "application/hal+json";
+
+    /// `is` walks the grammar without building a `MediaType`: it must agree with `parse`.
+    fn same_as_parse(value: &str, essence: &str) -> bool {
+        let fast = is(Some(value), essence);
+        let full = parse(value).is_some_and(|m| m.essence == essence);
+        assert_eq!(fast, full, "{value:?} as {essence:?}");
+        fast
+    }
+
+    #[test]
+    fn hal_content_type_edges() {
+        let yes = [
+            r#"application/hal+json; profile="http://127.0.0.1:1/alps/v1""#,
+            "application/hal+json",
+            "Application/HAL+JSON",
+            "  application/hal+json  ",
+            "\tapplication/hal+json;\tcharset=utf-8",
+            r#"application/hal+json;profile="http://h/alps/v1""#,
+            r#"application/hal+json ; profile = "http://h/alps/v1" ; charset=UTF-8"#,
+            "application/hal+json; profile=http://h/alps/v1",
+            r#"application/hal+json; profile="x \"y\" z""#,
+            r#"application/hal+json; profile="a;b,c""#,
+            "application/hal+json;;charset=utf-8;",
+            r#"application/hal+json; profile="""#,
+        ];
+        for value in yes {
+            assert!(same_as_parse(value, HAL), "{value:?}");
+        }
+        let no = [
+            "application/hal+jsonx",
+            "application/hal+json2; profile=x",
+            "application/hal-json",
+            "application/json",
+            "application/hal",
+            "application/hal+json, text/plain",
+            "application/hal+json; profile",
+            r#"application/hal+json; profile="unterminated"#,
+            r#"application/hal+json; profile="x"y"#,
+            "application/hal+json; =x",
+            "application/hal+json x",
+            "xapplication/hal+json",
+            "text/hal+json",
+            "application /hal+json",
+            "application/ hal+json",
+            "/hal+json",
+            "",
+        ];
+        for value in no {
+            assert!(!same_as_parse(value, HAL), "{value:?}");
+        }
+        assert!(same_as_parse(
+            "application/json; charset=utf-8",
+            "application/json"
+        ));
+        assert!(!same_as_parse(HAL, "application/json"));
+        // The essence is given in lower case; one that is not matches nothing, as with `parse`.
+        assert!(!same_as_parse(HAL, "application/HAL+json"));
     }
 }

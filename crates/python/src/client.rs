@@ -379,6 +379,8 @@ where
     F: Future<Output = T> + Send,
     T: Send,
 {
+    // Boxed once here: the request's future (several KB) is then moved as a pointer.
+    let future = Box::pin(future);
     py.detach(|| {
         block_on_here(async {
             tokio::pin!(future);
