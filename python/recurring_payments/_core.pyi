@@ -86,8 +86,11 @@ class Token:
 # One HTTP attempt as the recorder receives it: method, url (no userinfo), status or None,
 # start and end (Unix ns), token request, resend count, the exception class name or None.
 _AttemptRecord = tuple[str, str, int | None, int, int, bool, int, str | None]
-# Called with the attempts and the template the request was expanded from (or None).
-_Recorder = Callable[[list[_AttemptRecord], str | None], object]
+# One command to the token store (API.md §10): op, start and end (Unix ns), error type or None.
+_StoreRecord = tuple[str, int, int, str | None]
+# Called with the attempts, the template the request was expanded from (or None), and the
+# token store's commands.
+_Recorder = Callable[[list[_AttemptRecord], str | None, list[_StoreRecord]], object]
 
 @final
 class NativeClient:

@@ -43,6 +43,8 @@ _duration = _meter.create_histogram(
 )
 
 Record = tuple[str, str, "int | None", int, int, bool, int, "str | None"]
+# A token store command (API.md §10): (op, start_ns, end_ns, error_type | None).
+StoreRecord = tuple[str, int, int, "str | None"]
 
 
 # Whether an SDK's providers are set: then spans and measurements go somewhere. The API keeps
@@ -78,27 +80,32 @@ class Recorder:
     native worker threads. Both are None when no SDK is configured: nothing is recorded.
     """
 
-    __slots__ = ("_kept", "_parent", "_template", "headers", "record", "sink")
+    __slots__ = ("_kept", "_parent", "_store", "_template", "headers", "record", "sink")
 
     def __init__(
         self, parent: otel_context.Context, headers: list[tuple[str, str]], recording: bool
     ) -> None:
         self._parent = parent
         self._kept: Sequence[Record] = ()
+        self._store: Sequence[StoreRecord] = ()
         self._template: str | None = None
         self.headers = headers
         self.record: Recorder | None = self if recording else None
         self.sink = self.keep if recording else None
 
-    def keep(self, attempts: Sequence[Record], template: str | None) -> None:
-        self._kept, self._template = attempts, template
+    def keep(
+        self, attempts: Sequence[Record], template: str | None, store: Sequence[StoreRecord] = ()
+    ) -> None:
+        self._kept, self._template, self._store = attempts, template, store
 
     def flush(self) -> None:
-        kept, self._kept = self._kept, ()
-        if kept:
-            self(kept, self._template)
+        kept, store, self._kept, self._store = self._kept, self._store, (), ()
+        if kept or store:
+            self(kept, self._template, store)
 
-    def __call__(self, attempts: Sequence[Record], template: str | None) -> None:
+    def __call__(
+        self, attempts: Sequence[Record], template: str | None, store: Sequence[StoreRecord] = ()
+    ) -> None:
         # The template names the caller's request as it was first sent: not the token
         # request, nor a hop that a redirect sent elsewhere.
         first_url = next((a[1] for a in attempts if not a[5]), None)
@@ -106,8 +113,30 @@ class Recorder:
             for method, url, status, start, end, token, resends, kind in attempts:
                 named = None if token or url != first_url else template
                 _record(self._parent, method, url, status, start, end, resends, kind, named)
+            for op, start, end, error in store:
+                _record_store(self._parent, op, start, end, error)
         except Exception:  # a broken exporter or processor never fails a payment call
             _logger.warning("recording OpenTelemetry spans failed", exc_info=True)
+
+
+def _record_store(
+    parent: otel_context.Context, op: str, start: int, end: int, error: str | None
+) -> None:
+    """One command to the fleet's token store (API.md §10): a span named
+    ``recurring_payments.token_store``, ``error.type`` set when it failed."""
+    attributes: dict[str, str] = {"db.system.name": "redis", "db.operation.name": op}
+    if error is not None:
+        attributes["error.type"] = error
+    span = _tracer.start_span(
+        "recurring_payments.token_store",
+        context=parent,
+        kind=SpanKind.CLIENT,
+        attributes=attributes,
+        start_time=start,
+    )
+    if error is not None:
+        span.set_status(_ERROR)
+    span.end(end_time=end)
 
 
 def _record(

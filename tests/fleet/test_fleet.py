@@ -12,7 +12,10 @@ from collections.abc import Iterator
 from typing import Any
 
 import fleet_worker
+import otel_kit
 import pytest
+from opentelemetry import trace as otel_trace
+from opentelemetry.trace import StatusCode
 from redis_server import RedisServer, free_port, in_ci, missing_reason
 
 import recurring_payments as rp
@@ -257,3 +260,47 @@ def test_from_env_reads_token_store(
     with pytest.raises(rp.ConfigurationError, match="token_store"):
         rp.Client.from_env(prefix=prefix)
     assert os.environ[prefix + "TOKEN_STORE"].startswith("memcached")
+
+
+def _store_spans(exporter: Any) -> list[Any]:
+    return [s for s in exporter.get_finished_spans() if s.name == "recurring_payments.token_store"]
+
+
+def test_the_store_shows_as_spans(server: FakeServer, redis: RedisServer) -> None:
+    # API.md §10: with telemetry, every command to the store is a span of its own, child of
+    # the caller's span, beside the token request's HTTP span.
+    tracer = otel_trace.get_tracer("tests")
+    with otel_kit.capture() as exporter, server.client(token_store=redis.url) as client:
+        with tracer.start_as_current_span("caller") as caller:
+            client.root()
+    spans = _store_spans(exporter)
+    ops = [s.attributes["db.operation.name"] for s in spans]
+    assert "get" in ops and "set" in ops, ops
+    parent = caller.get_span_context().span_id
+    for span in spans:
+        assert span.parent is not None and span.parent.span_id == parent
+        assert "error.type" not in span.attributes
+        assert span.status.status_code != StatusCode.ERROR
+        assert span.start_time <= span.end_time
+
+
+def test_a_failing_store_shows_as_error_spans(server: FakeServer) -> None:
+    closed = f"redis://127.0.0.1:{free_port()}/0"
+    with otel_kit.capture() as exporter, server.client(token_store=closed) as client:
+        client.root()
+    spans = _store_spans(exporter)
+    assert spans, "no token_store span for a store on a closed port"
+    assert all(s.attributes.get("error.type") for s in spans)
+    assert all(s.status.status_code == StatusCode.ERROR for s in spans)
+    assert closed not in repr([dict(s.attributes) for s in spans])
+
+
+def test_the_async_client_records_store_spans(server: FakeServer, redis: RedisServer) -> None:
+    async def main() -> None:
+        async with server.async_client(token_store=redis.url) as client:
+            await client.root()
+
+    with otel_kit.capture() as exporter:
+        asyncio.run(main())
+    ops = [s.attributes["db.operation.name"] for s in _store_spans(exporter)]
+    assert "get" in ops, ops

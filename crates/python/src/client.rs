@@ -132,7 +132,7 @@ impl NativeClient {
         })?;
         log_attempts(self.logger.bind(py), &log);
         log_store_events(self.logger.bind(py), &store_log);
-        telemetry::record(py, recorder.as_ref(), None, &log);
+        telemetry::record(py, recorder.as_ref(), None, &log, &store_log);
         Ok(PyToken::from(outcome?))
     }
 
@@ -181,7 +181,7 @@ impl NativeClient {
         })?;
         log_attempts(self.logger.bind(py), &log);
         log_store_events(self.logger.bind(py), &store_log);
-        telemetry::record(py, recorder.as_ref(), template.as_deref(), &log);
+        telemetry::record(py, recorder.as_ref(), template.as_deref(), &log, &store_log);
         Ok(response_tuple(py, &method_name, outcome?)?)
     }
 

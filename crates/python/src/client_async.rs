@@ -41,7 +41,8 @@ impl<'py> IntoPyObject<'py> for Completion {
         log_store_events(self.observers.logger.bind(py), &self.store_log);
         let observers = &self.observers;
         let template = observers.template.as_deref();
-        telemetry::record(py, observers.recorder.as_ref(), template, &self.log);
+        let recorder = observers.recorder.as_ref();
+        telemetry::record(py, recorder, template, &self.log, &self.store_log);
         match self.outcome.map_err(to_py)? {
             Reply::Response(method, response) => {
                 Ok(response_tuple(py, method.as_str(), *response)?.into_any())

@@ -4,11 +4,13 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
+use rp_core::auth::StoreEvent;
 use rp_core::transport::Attempt;
 
-/// Call `recorder(attempts, template)` once, with every attempt of the call as a tuple
-/// `(method, url, status | None, start_ns, end_ns, token_request, resend_count, error_kind | None)`
-/// and the template the request was expanded from (`Prepared::template`), or None.
+/// Call `recorder(attempts, template, store)` once, with every attempt of the call as a tuple
+/// `(method, url, status | None, start_ns, end_ns, token_request, resend_count, error_kind | None)`,
+/// the template the request was expanded from (`Prepared::template`) or None, and the token
+/// store's commands (§10) as `(op, start_ns, end_ns, error_type | None)`.
 /// Only with the GIL and no Rust lock held: on the caller's thread (sync) or the completion
 /// thread (asyncio), never on a tokio worker. A failing recorder never fails the call.
 pub(crate) fn record(
@@ -16,11 +18,12 @@ pub(crate) fn record(
     recorder: Option<&Py<PyAny>>,
     template: Option<&str>,
     log: &[Attempt],
+    store: &[StoreEvent],
 ) {
     let Some(recorder) = recorder else {
         return;
     };
-    if log.is_empty() {
+    if log.is_empty() && store.is_empty() {
         return;
     }
     let records = log
@@ -40,7 +43,18 @@ pub(crate) fn record(
         })
         .collect::<PyResult<Vec<Bound<'_, PyTuple>>>>()
         .and_then(|tuples| PyList::new(py, tuples));
-    let outcome = records.and_then(|records| recorder.call1(py, (records, template)));
+    let commands = store
+        .iter()
+        .map(|event| {
+            let started = rp_core::attempts::unix_ns(event.started);
+            let ended = rp_core::attempts::end_ns(started, event.elapsed);
+            (event.op, started, ended, event.error_type).into_pyobject(py)
+        })
+        .collect::<PyResult<Vec<Bound<'_, PyTuple>>>>()
+        .and_then(|tuples| PyList::new(py, tuples));
+    let outcome = records.and_then(|records| {
+        commands.and_then(|commands| recorder.call1(py, (records, template, commands)))
+    });
     if let Err(err) = outcome {
         err.write_unraisable(py, Some(recorder.bind(py)));
     }
