@@ -22,6 +22,7 @@ from __future__ import annotations
 import base64
 import functools
 import logging
+import os
 import threading
 import weakref
 from collections.abc import Callable, Generator
@@ -46,9 +47,14 @@ class Watch:
         self.servers: weakref.WeakSet[FakeServer] = weakref.WeakSet()
         self.current = "(collection)"
         self.lock = threading.Lock()
+        # A child forked while a parent thread held it must not inherit it held (fork tests).
+        os.register_at_fork(after_in_child=self._new_lock)
         self.leaks: list[str] = []
         self.spans = 0  # spans and metric data points seen (OpenTelemetry)
         self.points = 0
+
+    def _new_lock(self) -> None:
+        self.lock = threading.Lock()
 
     def secret(self, value: str) -> None:
         if len(value) >= MIN_SECRET:

@@ -83,10 +83,14 @@ def loaded() -> Iterator[FakeServer]:
     # lock at the fork, and the child's first record would wait for it forever. That is
     # Python's fork hazard with threads and buffered streams, not the client's.
     logging.disable(logging.INFO)
+    # Telemetry off for the same reason: the suite's global OpenTelemetry SDK and its observers
+    # (otel_kit.py, secret_watch.py) take locks on every span and measurement, and a parent
+    # thread holding one at the fork leaves the child's first span waiting forever (seen once
+    # in CI on 3.10). The SDK's locks are its own fork hazard, not the client's state.
     with FakeServer() as server:
         install_routes(server)
-        client = server.client()
-        aclient = server.async_client()
+        client = server.client(telemetry=False)
+        aclient = server.async_client(telemetry=False)
         _inherited.update(client=client, aclient=aclient)
         client.root()
         asyncio.run(aclient.root())  # runtime, pool and tokens exist before any fork
