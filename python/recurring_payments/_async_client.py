@@ -11,7 +11,7 @@ from typing import Any
 
 from . import _core
 from ._async_resource import AsyncLink, AsyncResource, _send
-from ._base import _PROBES, _ClientBase
+from ._client_base import _PROBES, _ClientBase
 from .errors import LinkNotFoundError
 
 

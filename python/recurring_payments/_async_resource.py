@@ -1,7 +1,7 @@
 """`AsyncResource` and `AsyncLink`: the resources and links of an `AsyncClient` (API.md §4).
 
-They share everything but the requests with `Resource` and `Link` (see `_base.py`); here
-the requests are coroutines and `pages()` is an async iterator.
+They share everything but the requests with `Resource` and `Link` (see `_resource_base.py`
+and `_link_base.py`); here the requests are coroutines and `pages()` is an async iterator.
 """
 
 from __future__ import annotations
@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Coroutine, Mapping
 from typing import Any
 
-from ._base import Session, _LinkBase, _ResourceBase
 from ._headers import Headers
+from ._link_base import _LinkBase
+from ._resource_base import _ResourceBase
+from ._session import Session
 
 
 async def _send(

@@ -7,7 +7,7 @@ import threading
 from typing import Any
 
 from . import _core
-from ._base import _PROBES, _ClientBase
+from ._client_base import _PROBES, _ClientBase
 from ._green import _blocking
 from ._resource import Link, Resource, _send
 from .errors import LinkNotFoundError

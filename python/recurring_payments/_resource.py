@@ -1,15 +1,18 @@
 """HAL resources and links of the sync client (API.md §4): `Resource` and `Link`. What they
-share with the async ones (state, relations, display) is in `_base.py`; here, the requests."""
+share with the async ones (state, relations, display) is in `_resource_base.py` and
+`_link_base.py`; here, the requests."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from typing import Any
 
-from ._base import RelationMap as RelationMap
-from ._base import Session, _LinkBase, _ResourceBase
 from ._green import _blocking
 from ._headers import Headers as Headers  # re-exported: its home before errors needed it
+from ._link_base import _LinkBase
+from ._relations import RelationMap as RelationMap
+from ._resource_base import _ResourceBase
+from ._session import Session
 
 
 def _send(

@@ -1,7 +1,7 @@
 """OpenTelemetry (API.md §9): a CLIENT span and a duration measurement per HTTP attempt.
 
 Imported only when ``opentelemetry-api`` is installed and a client has ``telemetry=True``
-(``_base._telemetry_module``). The attempts happen in Rust; the session's send path
+(``_session._telemetry_module``). The attempts happen in Rust; the session's send path
 (``Session.telemetry_call``) asks :func:`start`, in the caller's context, for the headers that
 carry that context (W3C ``traceparent`` through the global propagator; the native client sends
 them to the API's origin only) and for a recorder. The native client calls the recorder once,

@@ -120,7 +120,7 @@ def _pick_link(resource: Resource, target: str) -> Link:
 
 def walk(client: Client, steps: list[Step], err: TextIO) -> tuple[str, Resource]:
     """Follow ``steps``; returns the last URL requested and its resource."""
-    session = client._session  # what a client shares with its resources (_base.Session)
+    session = client._session  # what a client shares with its resources (_session.Session)
     url = session.resolve("/")
     resource = client.root()
     for step in steps:

@@ -1,0 +1,250 @@
+"""What `Client` and `AsyncClient` share: the constructor's checks, ``from_env`` (reading the
+environment without leaving a secret in a frame), the user agent, the `Session` and the
+token. The faces (`_client.py`, `_async_client.py`) add the requests and the entry point."""
+
+from __future__ import annotations
+
+import logging
+import os
+import platform
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from . import _core, _settings
+from ._credentials import AdminCredentials, AppCredentials
+from ._session import Session, _telemetry_module
+from .errors import ConfigurationError, Error
+
+logger = logging.getLogger("recurring_payments")
+
+Credentials = AppCredentials | AdminCredentials
+_DEFAULT_SIZE = 32 * 2**20
+_C = TypeVar("_C", bound="_ClientBase")
+# Names that tools look up on any object, and may call: IPython's help (`client?`) calls
+# `obj.getdoc()`, older IPython completers `obj.trait_names()`, pytest's doctest probes for
+# mocks. No relation of the API is named like them; answering would fetch the entry point.
+_PROBES = frozenset({"getdoc", "trait_names", "pytest_mock_example_attribute_that_shouldnt_exist"})
+
+
+def _user_agent(extra: str | None) -> str:
+    ours = f"recurring-payments/{_core.__version__} python/{platform.python_version()}"
+    return f"{extra} {ours}" if extra else ours
+
+
+def _read_env(prefix: str, settings: dict[str, Any]) -> None:
+    """Complete ``settings`` (the overrides of ``from_env``) from the environment."""
+    if "credentials" not in settings:
+        settings["credentials"] = _env_credentials(prefix)
+    for name in ("BASE_URL", "PROFILE"):
+        if not settings.get(name.lower()):
+            _require(prefix, name)
+            settings[name.lower()] = os.environ[prefix + name]
+    settings.setdefault("rel_namespace", os.environ.get(prefix + "REL_NAMESPACE") or None)
+    # Read inline like the secrets: the URL may hold the Redis password.
+    if "token_store" not in settings and os.environ.get(prefix + "TOKEN_STORE"):
+        settings["token_store"] = os.environ[prefix + "TOKEN_STORE"]
+    if "total_timeout" not in settings and os.environ.get(prefix + "TOTAL_TIMEOUT"):
+        variable = prefix + "TOTAL_TIMEOUT"
+        settings["total_timeout"] = _settings.parse_env_seconds(variable, os.environ[variable])
+
+
+def _env_credentials(prefix: str) -> Credentials:
+    # os.environ is read inline, never bound to a local: a frame holding the mapping or a
+    # value would show the secret to whatever captures locals.
+    if os.environ.get(prefix + "APP_NAME") or os.environ.get(prefix + "APP_SECRET"):
+        _require(prefix, "APP_NAME", "APP_SECRET")
+        return AppCredentials(os.environ[prefix + "APP_NAME"], os.environ[prefix + "APP_SECRET"])
+    if os.environ.get(prefix + "CREDITOR") or os.environ.get(prefix + "LOGIN"):
+        _require(prefix, "CREDITOR", "LOGIN", "PASSWORD")
+        return AdminCredentials(
+            os.environ[prefix + "CREDITOR"],
+            os.environ[prefix + "LOGIN"],
+            os.environ[prefix + "PASSWORD"],
+        )
+    raise ConfigurationError(
+        f"missing credentials: set {prefix}APP_NAME and {prefix}APP_SECRET, "
+        f"or {prefix}CREDITOR, {prefix}LOGIN and {prefix}PASSWORD"
+    )
+
+
+def _require(prefix: str, *names: str) -> None:
+    missing = [prefix + name for name in names if not os.environ.get(prefix + name)]
+    if missing:
+        raise ConfigurationError(f"missing environment variable(s): {', '.join(missing)}")
+
+
+class _ClientBase:
+    """What :class:`Client` and ``AsyncClient`` share: configuration, the :class:`Session`
+    (native client, relation indexes) and the token. Subclasses send the requests (blocking,
+    or as coroutines) and cache the entry point."""
+
+    _session: Session  # set last, once every check passed
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        credentials: Credentials,
+        profile: str,
+        rel_namespace: str | None = None,
+        timeout: float = 30.0,
+        connect_timeout: float = 10.0,
+        retries: int = 2,
+        token_leeway: float = 30.0,
+        max_response_size: int = _DEFAULT_SIZE,
+        allow_http: bool = False,
+        verify: bool | str | os.PathLike[str] = True,
+        user_agent: str | None = None,
+        total_timeout: float = 25.0,
+        headers: Mapping[str, str] | None = None,
+        telemetry: bool = True,
+        token_store: str | None = None,
+    ) -> None:
+        # Nothing is stored before every check passed: repr() of a client whose constructor
+        # raised (or of a subclass asking before calling us) shows no unchecked value.
+        settings: _settings.Settings
+        try:
+            settings = _settings.check(
+                base_url=base_url,
+                profile=profile,
+                rel_namespace=rel_namespace,
+                timeout=timeout,
+                connect_timeout=connect_timeout,
+                total_timeout=total_timeout,
+                retries=retries,
+                token_leeway=token_leeway,
+                max_response_size=max_response_size,
+                allow_http=allow_http,
+                verify=verify,
+                user_agent=user_agent,
+                headers=headers,
+                telemetry=telemetry,
+                token_store=token_store,
+            )
+            if not isinstance(credentials, (AppCredentials, AdminCredentials)):
+                raise ConfigurationError(
+                    "credentials must be AppCredentials or AdminCredentials, "
+                    f"not {type(credentials).__name__}"
+                )
+            native = _core.NativeClient(
+                settings.base_url,
+                credentials=credentials,
+                profile=settings.profile,
+                timeout=settings.timeout,
+                connect_timeout=settings.connect_timeout,
+                retries=settings.retries,
+                token_leeway=settings.token_leeway,
+                max_response_size=settings.max_response_size,
+                allow_http=settings.allow_http,
+                verify=settings.verify,
+                user_agent=_user_agent(settings.user_agent),
+                logger=logger,
+                total_timeout=settings.total_timeout,
+                headers=settings.headers,
+                token_store=settings.token_store,
+            )
+        except Error as err:
+            # Error trackers capture the locals of every frame of a traceback: forget the
+            # arguments (base_url may hold a password, headers an API key, credentials a
+            # secret) and drop the frames of the checks, which held them too.
+            base_url = credentials = headers = token_store = None  # type: ignore[assignment]
+            settings = None  # type: ignore[assignment]
+            raise err.with_traceback(None) from None
+        self._base_url = settings.base_url
+        self._profile = settings.profile
+        self._credentials = credentials
+        self._total_timeout: float = settings.total_timeout
+        self._extra_headers: list[tuple[str, str]] = settings.headers
+        self._init_root_cache()
+        telemetry_module = _telemetry_module() if settings.telemetry else None
+        self._session = Session(native, settings.base_url, settings.rel_namespace, telemetry_module)
+
+    @classmethod
+    def from_env(cls: type[_C], prefix: str = "RECURRING_PAYMENTS_", **overrides: Any) -> _C:
+        """Build a client from environment variables: ``<prefix>BASE_URL``, ``PROFILE``,
+        ``REL_NAMESPACE`` (optional), ``TOTAL_TIMEOUT`` (optional, seconds), ``TOKEN_STORE``
+        (optional, a Redis URL: fleet mode), and ``APP_NAME`` +
+        ``APP_SECRET`` or ``CREDITOR`` + ``LOGIN`` + ``PASSWORD``. Keyword arguments override
+        or add constructor arguments.
+
+        ``Client.from_env()`` in a Django settings module or a Flask app factory reads
+        ``RECURRING_PAYMENTS_BASE_URL`` and so on; a missing variable is named:
+
+        >>> rp.Client.from_env(prefix="SHOP_API_", timeout=10.0)
+        Traceback (most recent call last):
+        ...
+        recurring_payments.errors.ConfigurationError: missing credentials: set SHOP_API_APP_NAME ...
+        """
+        # No frame of this call keeps a secret in its locals once it raised (error trackers
+        # capture them): secrets go from os.environ into the credentials object, whose repr
+        # masks them, within one expression, and `overrides` is emptied on the way out.
+        try:
+            _read_env(prefix, overrides)
+            return cls(**overrides)
+        except BaseException:
+            overrides.clear()
+            raise
+
+    # --- public API --------------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        """The environment's base address, as given; relative hrefs resolve against it.
+
+        >>> client.base_url == server.base_url
+        True
+        """
+        return self._base_url
+
+    @property
+    def profile(self) -> str:
+        """The profile URL that every ``Accept`` header names.
+
+        >>> client.profile
+        'http://127.0.0.1:.../alps/v1'
+        """
+        return self._profile
+
+    @property
+    def credentials(self) -> Credentials:
+        """The credentials given (their secret masked in ``repr()``).
+
+        >>> client.credentials
+        AppCredentials(app_name='sandbox-app', app_secret='***')
+        """
+        return self._credentials
+
+    @property
+    def token(self) -> _core.Token | None:
+        """The current token, or ``None`` before the first request.
+
+        >>> client.token is None
+        True
+        >>> client.root().status, client.token.scope
+        (200, 'api')
+        """
+        return self._live().token
+
+    def __repr__(self) -> str:
+        # getattr: also for a client whose constructor raised, or has not run yet.
+        base_url = getattr(self, "_base_url", None)
+        if base_url is None:
+            return f"<{type(self).__name__} (not set up)>"
+        session = getattr(self, "_session", None)
+        closed = session is None or session.native is None
+        state = "closed" if closed else repr(getattr(self, "_credentials", None))
+        return f"<{type(self).__name__} {base_url} {state}>"
+
+    # --- internals shared with resources and links ---------------------------------------------
+    def _live(self) -> _core.NativeClient:
+        session: Session | None = getattr(self, "_session", None)
+        if session is None:
+            raise RuntimeError("this client is closed")
+        return session.live()
+
+    def _init_root_cache(self) -> None:
+        raise NotImplementedError  # the entry point cache is sync or async
+
+    def _close(self) -> None:
+        # Resources keep the session (to resolve their URLs); only the native client goes.
+        self._session.close()
+        self._init_root_cache()

@@ -1,0 +1,339 @@
+"""What `Resource` and `AsyncResource` share: the state (a read-only mapping), the relations
+(links, embedded, attributes), the response facts and the display. The faces
+(`_resource.py`, `_async_resource.py`) add the navigation, blocking or as coroutines."""
+
+from __future__ import annotations
+
+import copy
+import html
+from collections.abc import Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+from . import _core
+from ._headers import Headers
+from ._link_base import _LinkBase
+from ._relations import RelationMap, _curies, _only_link
+from ._session import Session
+from .errors import LinkNotFoundError, ProtocolError
+
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+L = TypeVar("L", bound=_LinkBase)
+_HAL_KEYS = ("_links", "_embedded")
+
+# Response bodies arrive as `_core.Document`: a read-only mapping converting fields on access.
+Mapping.register(_core.Document)
+_NO_HEADERS = Headers([])  # shared by embedded resources: immutable, and there are thousands
+
+
+class _ResourceBase(Mapping[str, Any], Generic[L]):
+    """What :class:`Resource` and ``AsyncResource`` share: the state, relations, response
+    facts and display. Subclasses add the navigation (``fetch``, ``follow``, ``pages``)."""
+
+    __slots__ = (
+        "_attributes",
+        "_curies",
+        "_doc",
+        "_embedded",
+        "_headers",
+        "_index",
+        "_inherited",
+        "_links",
+        "_partial",
+        "_session",
+        "_status",
+    )
+
+    def __init__(
+        self,
+        session: Session,
+        document: Mapping[str, Any],
+        *,
+        status: int | None = None,
+        headers: Headers | None = None,
+        partial: bool = False,
+        curies: Sequence[tuple[str, str]] = (),
+    ) -> None:
+        self._session = session
+        self._doc = document
+        self._status = status
+        self._headers = headers if headers is not None else _NO_HEADERS
+        self._partial = partial
+        self._inherited = curies  # the CURIEs of the resources that embed this one
+        self._curies: list[tuple[str, str]] | None = None
+        self._links: RelationMap[L | list[L]] | None = None
+        self._embedded: RelationMap[Self | list[Self]] | None = None
+        self._index: _core.RelIndex | None = None
+        self._attributes: dict[str, Any] | None = None  # relations read as attributes
+
+    # --- the state (Mapping protocol) -------------------------------------------------------
+    def __getitem__(self, key: str) -> Any:
+        if key in _HAL_KEYS:
+            raise KeyError(key)
+        return self._doc[key]
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._doc and key not in _HAL_KEYS
+
+    def __iter__(self) -> Iterator[str]:
+        return (k for k in self._doc if k not in _HAL_KEYS)
+
+    def __len__(self) -> int:
+        return len(self._doc) - sum(1 for k in _HAL_KEYS if k in self._doc)
+
+    @property
+    def data(self) -> dict[str, Any]:
+        """The state as a new ``dict`` (a deep copy: change it freely).
+
+        >>> client.get_creditors(reference="democreditor").data
+        {'reference': 'democreditor', 'name': 'Demo Creditor SAS'}
+        """
+        doc = self._doc
+        if isinstance(doc, _core.Document):  # it converts objects and arrays afresh already
+            return {k: v for k, v in doc.items() if k not in _HAL_KEYS}
+        return {k: copy.deepcopy(v) for k, v in doc.items() if k not in _HAL_KEYS}
+
+    # --- relations ---------------------------------------------------------------------------
+    def _link(self, rel: str, data: Mapping[str, Any]) -> L:
+        raise NotImplementedError  # each subclass builds its own kind of link
+
+    @property
+    def links(self) -> RelationMap[L | list[L]]:
+        """Relation -> :class:`Link` (``AsyncLink`` in an ``AsyncResource``), or a list of them
+        when the document has an array. Keys are the full relations; lookups also take the
+        short (``"get-creditors"``), attribute and CURIE names.
+
+        >>> root = client.root()
+        >>> root.links["get-creditors"] is root.get_creditors
+        True
+        >>> root.links["self"].href == server.base_url + "/"
+        True
+        """
+        if self._links is None:
+            raw = self._doc.get("_links") or {}
+            make = self._link
+
+            def build(rel: str, value: Any) -> L | list[L]:
+                return (
+                    [make(rel, d) for d in value] if isinstance(value, list) else make(rel, value)
+                )
+
+            index = self._session.rel_index(list(raw), self._curies_in_scope())
+            self._links = RelationMap(raw, index, build)
+        return self._links
+
+    @property
+    def embedded(self) -> RelationMap[Self | list[Self]]:
+        """Relation -> embedded resource of the same class (or a list), each possibly partial.
+
+        >>> page = client.get_mandates(creditorReference="democreditor")
+        >>> mandates = page.embedded["mandates"]
+        >>> len(mandates), mandates[0].partial, mandates[0]["reference"]
+        (20, True, 'MND-0001')
+        """
+        if self._embedded is None:
+            raw = self._doc.get("_embedded") or {}
+            session = self._session
+            cls = type(self)
+            # HAL draft §8.3: embedded resources inherit the CURIEs of those that embed them.
+            curies = self._curies_in_scope()
+
+            def build(rel: str, value: Any) -> Self | list[Self]:
+                if isinstance(value, list):
+                    return [cls(session, d, partial=True, curies=curies) for d in value]
+                return cls(session, value, partial=True, curies=curies)
+
+            self._embedded = RelationMap(raw, session.rel_index(list(raw), curies), build)
+        return self._embedded
+
+    def _curies_in_scope(self) -> list[tuple[str, str]]:
+        """This resource's CURIEs, then those it inherits under other names (its own win).
+        Shared by the resources it embeds: never changed once built."""
+        if self._curies is None:
+            own = _curies(self._doc.get("_links") or {})
+            if self._inherited:
+                names = {name for name, _ in own}
+                own += [c for c in self._inherited if c[0] not in names]
+            self._curies = own
+        return self._curies
+
+    def __getattr__(self, name: str) -> Any:
+        # Only relations reach here: methods and properties are found first.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        attributes = self._attributes
+        if attributes is None:
+            attributes = self._attributes = {}
+        else:
+            found = attributes.get(name)
+            if found is not None:  # a warm `client.get_creditors(...)` stays in Python
+                return found
+        # One index of links and embedded rels: `ns#get-foo` among the links and `ns#get_foo`
+        # embedded make `get_foo` ambiguous too. A rel in both is the link.
+        rel = self._all_relations().resolve_attribute(name)  # LinkNotFoundError, did-you-mean
+        value = self.links[rel] if rel in self.links else self.embedded[rel]
+        if not isinstance(value, list):  # an array is a new list on each read
+            attributes[name] = value
+        return value
+
+    def _all_relations(self) -> _core.RelIndex:
+        if self._index is None:
+            links = self._doc.get("_links") or {}
+            rels = list(links) + list(self._doc.get("_embedded") or {})
+            self._index = self._session.rel_index(rels, self._curies_in_scope())
+        return self._index
+
+    def __dir__(self) -> list[str]:
+        return sorted(set(super().__dir__()) | set(self._all_relations().attribute_names()))
+
+    # --- response facts ----------------------------------------------------------------------
+    @property
+    def url(self) -> str | None:
+        """The absolute ``self`` href (also from an array of one ``self`` link), or ``None``.
+
+        >>> client.get_creditors(reference="democreditor").url
+        'http://127.0.0.1:.../creditors/democreditor'
+        """
+        link = _only_link(self._doc, "self")
+        return None if link is None else self._session.resolve(link["href"])
+
+    @property
+    def status(self) -> int | None:
+        """The HTTP status of the response (``None`` for an embedded resource).
+
+        >>> client.create_orders.post({"reference": "o-1"}).status
+        201
+        """
+        return self._status
+
+    @property
+    def headers(self) -> Headers:
+        """Response headers, case-insensitive (empty for an embedded resource).
+
+        >>> client.root().headers["Content-Type"].startswith("application/hal+json")
+        True
+        """
+        return self._headers
+
+    @property
+    def etag(self) -> str | None:
+        """The ``ETag`` response header, or ``None``.
+
+        >>> client.root().etag  # the sandbox's are strong: quoted, no W/
+        '"..."'
+        """
+        return self._headers.get("etag")
+
+    @property
+    def partial(self) -> bool:
+        """``True`` for an embedded resource, which may be a partial representation.
+
+        >>> mandate = client.get_mandates(creditorReference="democreditor").embedded["mandates"][0]
+        >>> mandate.partial, mandate.fetch().partial
+        (True, False)
+        """
+        return self._partial
+
+    # --- navigation helpers (the sync and async subclasses send the requests) ---------------
+    def _self_url(self) -> str:
+        link = _only_link(self._doc, "self", strict=True)
+        if link is None:
+            raise LinkNotFoundError("this resource has no 'self' link to fetch")
+        return self._session.resolve(link["href"])
+
+    def _single_link(self, rel: str) -> L:
+        link = self.links[rel]
+        if isinstance(link, list):
+            if len(link) != 1:
+                raise LinkNotFoundError(
+                    f"relation {rel!r} has {len(link)} links; pick one from res.links[{rel!r}]"
+                )
+            link = link[0]
+        return link
+
+    def _next_url(self, seen: set[str]) -> str | None:
+        """The absolute ``next`` href (also from an array of one), or ``None``; several ``next``
+        links raise ``LinkNotFoundError``; ``seen`` guards against a looping server."""
+        following = _only_link(self._doc, "next", strict=True)
+        if following is None:
+            return None
+        url = self._session.resolve(following["href"])
+        if url in seen:
+            raise ProtocolError(f"pagination loops back to {url}", method="GET", url=url)
+        seen.add(url)
+        return url
+
+    def to_dict(self) -> dict[str, Any]:
+        """The whole document as received, ``_links`` and ``_embedded`` included (a copy).
+
+        >>> sorted(client.get_creditors(reference="democreditor").to_dict())
+        ['_links', 'name', 'reference']
+        """
+        doc = self._doc
+        return doc.to_dict() if isinstance(doc, _core.Document) else copy.deepcopy(dict(doc))
+
+    # --- display -----------------------------------------------------------------------------
+    def __repr__(self) -> str:
+        parts = [f"<{type(self).__name__} {self.url or '(no self link)'}"]
+        if self._status is not None:
+            parts.append(f"status={self._status}")
+        if self._partial:
+            parts.append("partial")
+        keys = list(self)
+        if keys:
+            shown = ", ".join(keys[:6]) + (", …" if len(keys) > 6 else "")
+            parts.append(f"state=[{shown}]")
+        n_links = len(self._doc.get("_links") or {})
+        if n_links:
+            parts.append(f"links={n_links}")
+        embedded = self._doc.get("_embedded") or {}
+        if embedded:
+            counts = ", ".join(
+                f"{rel}[{len(v)}]" if isinstance(v, list) else rel for rel, v in embedded.items()
+            )
+            parts.append(f"embedded=[{counts}]")
+        return " ".join(parts) + ">"
+
+    def _repr_pretty_(self, printer: Any, cycle: bool) -> None:
+        printer.text(repr(self))
+
+    def _ipython_key_completions_(self) -> list[str]:
+        return list(self)  # `res["<tab>`: the state's keys
+
+    def _repr_html_(self) -> str:
+        esc = html.escape
+        rows = "".join(
+            f"<tr><td><code>{esc(str(k))}</code></td><td>{esc(repr(v))}</td></tr>"
+            for k, v in self.items()
+        )
+        link_rows = []
+        for rel, value in self.links.items():
+            for link in value if isinstance(value, list) else [value]:
+                variables = ", ".join(link.variables) if link.templated else ""
+                link_rows.append(
+                    f"<tr><td><code>{esc(self._session.short_name(rel))}</code></td>"
+                    f"<td>{esc(link.href)}</td><td>{esc(variables)}</td></tr>"
+                )
+        embedded_rows = "".join(
+            f"<tr><td><code>{esc(self._session.short_name(rel))}</code></td>"
+            f"<td>{len(v) if isinstance(v, list) else 1}</td></tr>"
+            for rel, v in (self._doc.get("_embedded") or {}).items()
+        )
+        title = esc(self.url or "resource")
+        out = [f"<div><strong>{type(self).__name__}</strong> <code>{title}</code>"]
+        if self._status is not None:
+            out.append(f" (status {self._status})")
+        out.append("<table><tr><th>property</th><th>value</th></tr>" + rows + "</table>")
+        if link_rows:
+            out.append(
+                "<table><tr><th>relation</th><th>href</th><th>variables</th></tr>"
+                + "".join(link_rows)
+                + "</table>"
+            )
+        if embedded_rows:
+            out.append(
+                "<table><tr><th>embedded</th><th>count</th></tr>" + embedded_rows + "</table>"
+            )
+        out.append("</div>")
+        return "".join(out)

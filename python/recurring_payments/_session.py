@@ -1,0 +1,100 @@
+"""The `Session` a client shares with its resources and links (ARCHITECTURE.md): the native
+client, the base URL, the relation namespace and index cache, the telemetry. Apart from the
+client so that resources depend on it alone, and never on the client that made them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import ModuleType
+from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin
+
+from . import _core
+
+if TYPE_CHECKING:
+    from ._telemetry import Recorder
+
+
+_TELEMETRY: list[ModuleType | None] = []  # [the module or None] once looked for
+
+
+def _telemetry_module() -> ModuleType | None:
+    """``_telemetry`` if ``opentelemetry-api`` can be imported (looked for once), else None."""
+    if not _TELEMETRY:
+        try:
+            from . import _telemetry
+        except ImportError:
+            _TELEMETRY.append(None)
+        else:
+            _TELEMETRY.append(_telemetry)
+    return _TELEMETRY[0]
+
+
+class Session:
+    """What a client shares with its resources and links: the native client, the base URL, the
+    relation namespace, the relation-index cache and the telemetry. Resources hold it, never
+    their client: they outlive a closed client (a notebook cell showing an old result) and
+    still resolve their URLs against the base URL."""
+
+    __slots__ = ("_indexes", "base_url", "native", "rel_namespace", "telemetry")
+
+    def __init__(
+        self,
+        native: _core.NativeClient,
+        base_url: str,
+        rel_namespace: str | None,
+        telemetry: ModuleType | None = None,
+    ) -> None:
+        self.native: _core.NativeClient | None = native
+        self.base_url = base_url
+        self.rel_namespace = rel_namespace
+        # OpenTelemetry (API.md §9): `_telemetry` when telemetry is on and the API installed.
+        self.telemetry = telemetry
+        self._indexes: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], _core.RelIndex]
+        self._indexes = {}
+
+    def live(self) -> _core.NativeClient:
+        native = self.native
+        if native is None:
+            raise RuntimeError("this client is closed")
+        return native
+
+    def close(self) -> None:
+        self.native = None
+
+    def telemetry_call(self) -> Recorder | None:
+        """This call's telemetry (API.md §9), started in the caller's context — this thread's
+        (sync), the awaiting task's (async) — before the request is sent: the headers that
+        propagate that context and the recorder of its attempts. ``None`` when telemetry is
+        off, or there is nothing to propagate nor record: then the send passes neither, and
+        a warm follow still crosses into the core once."""
+        telemetry = self.telemetry
+        return None if telemetry is None else telemetry.start()
+
+    def resolve(self, href: str) -> str:
+        """The absolute URL of ``href`` (relative ones resolve against the base URL)."""
+        native = self.native
+        if native is None:
+            # A closed client: resolve against the base URL alone, without bringing it back.
+            return urljoin(self.base_url, href)
+        return native.resolve(href)
+
+    def expand(
+        self, href: str, variables: Mapping[str, Any], templated: bool | None, name: str | None
+    ) -> str:
+        """What a request to ``href`` with ``variables`` would address (checked, expanded and
+        resolved by the core, as ``send`` does)."""
+        return _core.expand_target(self.base_url, href, variables, templated, name)
+
+    def rel_index(self, rels: list[str], curies: list[tuple[str, str]]) -> _core.RelIndex:
+        # Pages of one collection share their relations: build each index once.
+        key = (tuple(rels), tuple(curies))
+        index = self._indexes.get(key)
+        if index is None:
+            if len(self._indexes) > 256:
+                self._indexes.clear()
+            index = self._indexes[key] = _core.RelIndex(rels, curies, self.rel_namespace)
+        return index
+
+    def short_name(self, rel: str) -> str:
+        return _core.RelIndex([rel], [], self.rel_namespace).short_name(rel) or rel
