@@ -14,11 +14,9 @@ sandbox with demo data, ``server = FakeServer(demo=True).start()`` (see
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _core as _core
-from ._async_client import AsyncClient
-from ._async_resource import AsyncLink, AsyncResource
 from ._client import Client
 from ._core import Token
 from ._credentials import AdminCredentials, AppCredentials
@@ -42,6 +40,32 @@ from .errors import (
 )
 
 __version__: str = _core.__version__
+
+# The async face imports asyncio, a third of this package's import: it loads on first use of
+# one of its names (PEP 562), so a sync-only program (a Django worker, a script) never pays it.
+_ASYNC_FACE = {
+    "AsyncClient": "._async_client",
+    "AsyncLink": "._async_resource",
+    "AsyncResource": "._async_resource",
+}
+if TYPE_CHECKING:
+    from ._async_client import AsyncClient
+    from ._async_resource import AsyncLink, AsyncResource
+else:  # hidden from type checkers: `rp.Typo` stays an error for them
+
+    def __getattr__(name: str) -> Any:
+        module = _ASYNC_FACE.get(name)
+        if module is None:
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+        from importlib import import_module
+
+        value = getattr(import_module(module, __name__), name)
+        globals()[name] = value  # found directly from now on
+        return value
+
+    def __dir__() -> list[str]:
+        return sorted(set(globals()) | set(_ASYNC_FACE))
+
 
 __all__ = [
     "AdminCredentials",

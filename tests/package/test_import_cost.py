@@ -1,0 +1,59 @@
+"""`import recurring_payments` stays cheap (the import target of BENCHMARKS.md): the async face
+and `asyncio` (a third of the import once) load on first use of `rp.AsyncClient`, and the
+lazily loaded names behave as if imported eagerly. Checked in fresh interpreters, whose
+`sys.modules` no other test has filled."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+
+ASYNC = ("AsyncClient", "AsyncLink", "AsyncResource")
+
+
+def run(source: str) -> list[str]:
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(source)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.split()
+
+
+def test_importing_the_package_imports_no_asyncio() -> None:
+    loaded = run("""
+        import sys
+        import recurring_payments as rp
+        rp.Client, rp.Resource, rp.Link, rp.Error  # the sync face is all there
+        print(*sorted(m for m in sys.modules if m.startswith("asyncio") or "_async" in m))
+    """)
+    assert loaded == []
+
+
+def test_the_async_face_loads_on_first_use_and_is_the_same_object() -> None:
+    out = run("""
+        import sys
+        import recurring_payments as rp
+        from recurring_payments import AsyncResource
+        from recurring_payments._async_client import AsyncClient
+        from recurring_payments._async_resource import AsyncLink
+        print("asyncio" in sys.modules, rp.AsyncClient is AsyncClient, rp.AsyncLink is AsyncLink)
+        print(AsyncResource is rp.AsyncResource, all(n in dir(rp) for n in rp.__all__))
+    """)
+    assert out == ["True"] * 5
+
+
+def test_star_import_and_unknown_names() -> None:
+    out = run("""
+        from recurring_payments import *
+        import recurring_payments as rp
+        print(AsyncClient.__name__, AsyncLink.__module__)
+        try:
+            rp.NoSuchName
+        except AttributeError as err:
+            print(type(err).__name__, "NoSuchName" in str(err))
+    """)
+    assert out == ["AsyncClient", "recurring_payments._async_resource", "AttributeError", "True"]
