@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import copy
-import html
 from collections.abc import Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
@@ -302,6 +301,8 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         return list(self)  # `res["<tab>`: the state's keys
 
     def _repr_html_(self) -> str:
+        import html  # notebooks only
+
         esc = html.escape
         rows = "".join(
             f"<tr><td><code>{esc(str(k))}</code></td><td>{esc(repr(v))}</td></tr>"

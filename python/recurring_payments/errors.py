@@ -10,10 +10,8 @@ crosses ``multiprocessing``, ``ProcessPoolExecutor`` and Celery.
 from __future__ import annotations
 
 import builtins
-import email.utils
 import json as _json
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
 from typing import Any, TypeAlias
 
 from ._headers import Headers
@@ -371,6 +369,10 @@ def _retry_after(value: str | None) -> float | None:
     if value.isascii() and value.isdigit():
         seconds = int(value) if len(value) <= 20 else _MAX_DELAY + 1
         return float(seconds) if seconds <= _MAX_DELAY else None
+    # Imported for the rare HTTP date only: email.utils alone was a fifth of the package's import.
+    import email.utils
+    from datetime import datetime, timezone
+
     try:
         when = email.utils.parsedate_to_datetime(value)
     except (TypeError, ValueError, IndexError, OverflowError):
