@@ -3,9 +3,12 @@
 
     python benches/anatomy.py [ROUNDS] [N]       (server from BENCH_CHILD_SERVER)
 
-It calls private members of the client (`_target`, `_live().request`, `Resource(...)`), so it
-describes the code it was written for (the workspace layout of issue 13, step 1); the callgrind
-counts of benches/profile.sh are the stable numbers, this is their wall-clock companion.
+It reaches below the public API to time the steps alone: the client's `Session` (`_session`),
+its native client (`Session.live()`, whose `send` checks, expands and resolves the target,
+then requests and indexes the body) and `Resource(session, document, ...)` as `_resource._send`
+builds it. So it describes the code it was written for (issue 13's one `send` per request);
+the callgrind counts of benches/profile.sh are the stable numbers, this is their wall-clock
+companion.
 """
 
 from __future__ import annotations
@@ -40,13 +43,17 @@ def main(rounds: int, n: int) -> None:
         rel_namespace=server.base + "/alps#",
     )
     link = client.bench_mandate
-    native = client._live()
-    urls = [link._target({"id": bench.IDS[i]}) for i in range(16)]
-    replies = [native.request("GET", url, None, if_match=None) for url in urls]
+    session = client._session
+    native = session.live()
+    href, templated, rel = link.href, link.templated, link.rel
+    variables = [{"id": bench.IDS[i]} for i in range(16)]
+    urls = [link.expand(**variables[i]) for i in range(16)]
+    replies = [native.send("GET", url) for url in urls]
 
     def resource(i: int) -> Resource:
-        status, _, headers, document = replies[i & 15]
-        return Resource(client, document or {}, status=status, headers=Headers(headers))
+        status, headers, document = replies[i & 15]
+        doc = {} if document is None else document
+        return Resource(session, doc, status=status, headers=Headers(headers))
 
     def read(i: int) -> None:
         mandate = resource(i)
@@ -55,14 +62,15 @@ def main(rounds: int, n: int) -> None:
 
     steps: dict[str, Callable[[int], object]] = {
         "whole follow (bench.py's)": ours.follow,
-        "expand: link._target(id=...) (Python checks + _core.expand_uri_template)": lambda i: (
-            link._target({"id": bench.IDS[i & 15]})
+        "send(template, variables): check, expand, resolve, HTTP, index, 3-tuple": lambda i: (
+            native.send("GET", href, variables[i & 15], None, templated, rel)
+        ),
+        "send(absolute URL): HTTP, index, 3-tuple": lambda i: native.send("GET", urls[i & 15]),
+        "link.expand(id=...) alone (Session.expand: _core.expand_target)": lambda i: link.expand(
+            **variables[i & 15]
         ),
         "_core.expand_uri_template alone": lambda i: rp._core.expand_uri_template(
-            link.href, {"id": bench.IDS[i & 15]}
-        ),
-        "request: NativeClient.request(url) (resolve, HTTP, index, 4-tuple)": lambda i: (
-            native.request("GET", urls[i & 15], None, if_match=None)
+            href, variables[i & 15]
         ),
         "Resource(...) + Headers(...) from a reply": resource,
         "Resource(...), then ['status']": lambda i: resource(i)["status"],
@@ -72,13 +80,14 @@ def main(rounds: int, n: int) -> None:
     report(steps, rounds, n, "µs", 1.0)
 
     # The 5,000-item collections: the request alone, then the embedded list, then one field each.
-    for rel, name in (("bench-mandates", "mandates"), ("bench-wide", "items")):
-        url = client.root().links[rel].href
-        print(f"\n{rel} (ms per fetch):")
+    for rel_name, name in (("bench-mandates", "mandates"), ("bench-wide", "items")):
+        url = client.root().links[rel_name].href
+        print(f"\n{rel_name} (ms per fetch):")
 
         def page(i: int, url: str = url) -> Resource:
-            status, _, headers, document = native.request("GET", url, None, if_match=None)
-            return Resource(client, document or {}, status=status, headers=Headers(headers))
+            status, headers, document = native.send("GET", url)
+            doc = {} if document is None else document
+            return Resource(session, doc, status=status, headers=Headers(headers))
 
         def listed(i: int, name: str = name) -> object:
             return page(i).embedded[name]
@@ -88,7 +97,7 @@ def main(rounds: int, n: int) -> None:
 
         report(
             {
-                "NativeClient.request (HTTP, the index) + Resource": page,
+                "NativeClient.send (HTTP, the index) + Resource": page,
                 "+ .embedded[...] (5,000 Resources)": listed,
                 "+ item['status'] of each": one_field,
             },
