@@ -12,7 +12,7 @@ use pyo3::types::{PyList, PyString, PyTuple};
 
 use rp_core::auth::{Credentials, StoreEvent};
 use rp_core::client::{Client, ClientConfig};
-use rp_core::request::Request;
+use rp_core::request::{Prepared, Request};
 use rp_core::runtime::block_on_here;
 use rp_core::transport::{Attempt, Driver, Response, Verify};
 
@@ -158,17 +158,9 @@ impl NativeClient {
         headers: Option<Vec<(String, String)>>,
         recorder: Option<Py<PyAny>>,
     ) -> Outcome<Bound<'py, PyTuple>> {
-        let args = RequestArgs {
-            method,
-            href,
-            variables,
-            body,
-            templated,
-            name,
-            if_match,
-            headers,
-        };
-        let request = self.core.prepare(args.into_request()?)?;
+        let request = self.prepare(
+            method, href, variables, body, templated, name, if_match, headers,
+        )?;
         let core = self.core.clone();
         let method_name = request.method.to_string();
         // Only a recorder reads the template (telemetry off: nothing copied).
@@ -220,17 +212,9 @@ impl NativeClient {
         headers: Option<Vec<(String, String)>>,
         recorder: Option<Py<PyAny>>,
     ) -> Outcome<Bound<'py, PyAny>> {
-        let args = RequestArgs {
-            method,
-            href,
-            variables,
-            body,
-            templated,
-            name,
-            if_match,
-            headers,
-        };
-        let request = self.core.prepare(args.into_request()?)?;
+        let request = self.prepare(
+            method, href, variables, body, templated, name, if_match, headers,
+        )?;
         let observers = client_async::Observers {
             logger: self.logger.clone_ref(py),
             template: recorder.as_ref().and(request.template.clone()),
@@ -242,6 +226,35 @@ impl NativeClient {
             observers,
             request,
         )?)
+    }
+}
+
+impl NativeClient {
+    /// The core request of `send`/`send_async`'s arguments, prepared: only conversions here;
+    /// the checks and the policy are the core's (`rp_core::request`).
+    #[allow(clippy::too_many_arguments)]
+    fn prepare(
+        &self,
+        method: &str,
+        href: String,
+        variables: Option<&Bound<'_, PyAny>>,
+        body: Option<&Bound<'_, PyAny>>,
+        templated: Option<bool>,
+        name: Option<String>,
+        if_match: Option<String>,
+        headers: Option<Vec<(String, String)>>,
+    ) -> Outcome<Prepared> {
+        let name = name.filter(|n| !n.is_empty()); // a rel named "" goes by its href
+        let target = template::target_from(href, variables, templated, name.as_deref())?;
+        let mut request = Request::new(method, target)?;
+        request.body = match body {
+            Some(b) if !b.is_none() => Some(bytes::Bytes::from(convert::to_json_bytes(b)?)),
+            _ => None,
+        };
+        request.if_match = if_match;
+        request.headers = headers.unwrap_or_default();
+        request.name = name;
+        Ok(self.core.prepare(request)?)
     }
 }
 
@@ -302,39 +315,6 @@ pub(crate) fn log_store_events(logger: &Bound<'_, PyAny>, events: &[StoreEvent])
                 ("token store %s in %.1f ms", event.op, milliseconds),
             ),
         };
-    }
-}
-
-/// The arguments of `send`, as Python gave them.
-struct RequestArgs<'a, 'py> {
-    method: &'a str,
-    href: String,
-    variables: Option<&'a Bound<'py, PyAny>>,
-    body: Option<&'a Bound<'py, PyAny>>,
-    templated: Option<bool>,
-    name: Option<String>,
-    if_match: Option<String>,
-    headers: Option<Vec<(String, String)>>,
-}
-
-impl RequestArgs<'_, '_> {
-    /// A core `Request`: only conversions here; the checks and the policy are the core's
-    /// (`rp_core::request`).
-    fn into_request(self) -> Outcome<Request> {
-        let name = self.name.filter(|n| !n.is_empty()); // a rel named "" goes by its href
-        let target =
-            template::target_from(self.href, self.variables, self.templated, name.as_deref())?;
-        let mut request = Request::new(self.method, target)?;
-        request.body = match self.body {
-            Some(b) if !b.is_none() => Some(bytes::Bytes::from(convert::to_json_bytes(b)?)),
-            _ => None,
-        };
-        request.if_match = self.if_match;
-        request.headers = self.headers.unwrap_or_default();
-        request.name = name;
-        // Only links say whether they are templated: their href is the server's.
-        request.from_document = self.templated.is_some();
-        Ok(request)
     }
 }
 
