@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::types::PyTuple;
 
 use rp_core::auth::{Credentials, StoreEvent};
 use rp_core::client::{Client, ClientConfig};
@@ -321,28 +321,28 @@ pub(crate) fn log_store_events(logger: &Bound<'_, PyAny>, events: &[StoreEvent])
 pub(crate) fn response_tuple<'py>(
     py: Python<'py>,
     method: &str,
-    response: Response,
+    mut response: Response,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    let headers = PyList::empty(py);
-    for (name, value) in response.headers.iter() {
-        let value = String::from_utf8_lossy(value.as_bytes());
-        headers.append((PyString::new(py, name.as_str()), value))?;
-    }
     let document: Bound<'py, PyAny> = if response.body.is_empty() {
         py.None().into_bound(py)
     } else {
-        let status = response.status;
-        let url = response.url.to_string();
-        let pairs = response.header_pairs();
-        let document = document::parse(response.body)
-            .map_err(|e| to_py(e.with_request(method, &url).with_response(status, pairs)))?;
+        // The URL and the header pairs only for the error: most bodies parse.
+        let document = document::parse(std::mem::take(&mut response.body)).map_err(|e| {
+            let (url, pairs) = (response.url.as_str(), response.header_pairs());
+            to_py(
+                e.with_request(method, url)
+                    .with_response(response.status, pairs),
+            )
+        })?;
         Bound::new(py, document)?.into_any()
     };
+    // The headers as they came: `Headers` reads them on first use (most are never read).
+    let headers = convert::ResponseHeaders::from(response.headers);
     PyTuple::new(
         py,
         [
             response.status.into_pyobject(py)?.into_any(),
-            headers.into_any(),
+            Bound::new(py, headers)?.into_any(),
             document,
         ],
     )
