@@ -141,7 +141,8 @@ impl NativeClient {
     /// `body`, `if_match` and per-call `headers` for the API's origin (token endpoint
     /// included); `name` is what messages call the target (a link's relation); `recorder`, if
     /// given, is called once with the attempts and the template (`telemetry.rs`). Returns
-    /// (status, headers as (name, value) tuples, document or None for an empty body).
+    /// (status, headers: an iterable of (name, value) pairs, made when iterated, document or
+    /// None for an empty body).
     #[pyo3(signature = (method, href, variables=None, body=None, templated=None, name=None,
         if_match=None, headers=None, recorder=None))]
     #[allow(clippy::too_many_arguments)]
