@@ -1,6 +1,6 @@
 """The native core of recurring_payments (Rust, PyO3). Import the public API from the package."""
 
-from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, final
 
 __all__ = [
@@ -134,7 +134,7 @@ class NativeClient:
         if_match: str | None = None,
         headers: list[tuple[str, str]] | None = None,
         recorder: _Recorder | None = None,
-    ) -> tuple[int, list[tuple[str, str]], Document | None]:
+    ) -> tuple[int, Iterable[tuple[str, str]], Document | None]:
         """One request: ``href`` (a URL, or a template when ``templated`` says so or, when it
         is ``None``, when it holds a ``{``) with ``variables``, the JSON ``body``, ``if_match``
         and per-call ``headers`` for the API's origin (token endpoint included); ``name`` is
@@ -156,7 +156,7 @@ class NativeClient:
         if_match: str | None = None,
         headers: list[tuple[str, str]] | None = None,
         recorder: _Recorder | None = None,
-    ) -> Awaitable[tuple[int, list[tuple[str, str]], Document | None]]:
+    ) -> Awaitable[tuple[int, Iterable[tuple[str, str]], Document | None]]:
         """``send`` as an awaitable; call it from a coroutine of the running loop.
         Cancelling the awaiting task cancels the request."""
 

@@ -6,7 +6,7 @@ raises those exceptions) can both import it without importing each other.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
 
 # Masked in repr(): a response could set a session cookie.
@@ -27,8 +27,9 @@ class Headers(Mapping[str, str]):
 
     __slots__ = ("_items", "_pairs")
 
-    def __init__(self, pairs: list[tuple[str, str]] | None = None) -> None:
-        # Folded on first use: most responses' headers are never read.
+    def __init__(self, pairs: Iterable[tuple[str, str]] | None = None) -> None:
+        # Folded on first use: most responses' headers are never read (a reply's are a native
+        # object that makes its strings only then).
         self._pairs = pairs
         self._items: dict[str, str] | None = None
 

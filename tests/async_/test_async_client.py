@@ -11,9 +11,11 @@ import os
 import select
 import signal
 import sys
+import threading
 import time
 import warnings
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from conftest import api_requests, header
@@ -357,6 +359,68 @@ def test_repeated_asyncio_run_with_one_client(server: FakeServer) -> None:
     assert len(server.token_requests) == 1
     assert [r.path for r in api_requests(server)].count("/") == 1
     asyncio.run(client.aclose())
+
+
+def test_event_loops_in_several_threads_at_once(server: FakeServer) -> None:
+    # Finished requests of several loops reach the completion thread together: each loop gets
+    # its own futures back, on its own thread.
+    add_things(server, 16)
+    client = server.async_client()
+    asyncio.run(client.root())
+    results: dict[int, list[int]] = {}
+
+    async def fetch_all(worker: int) -> None:
+        things = await asyncio.gather(*(client.get_thing(id=i) for i in range(16)))
+        results[worker] = [thing["id"] for thing in things]
+
+    threads = [threading.Thread(target=asyncio.run, args=(fetch_all(w),)) for w in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert results == {w: list(range(16)) for w in range(4)}
+    asyncio.run(client.aclose())
+
+
+def test_one_loop_callback_for_requests_that_finish_together(server: FakeServer) -> None:
+    # Requests that finish while the loop's thread holds the GIL are handed back together: one
+    # `call_soon_threadsafe` (one wake-up of the loop) for the batch, not one per request.
+    add_things(server, 16)
+    client = server.async_client()
+    asyncio.run(client.root())
+
+    class CountingLoop(asyncio.SelectorEventLoop):
+        wakeups = 0
+
+        def call_soon_threadsafe(self, *args: Any, **kwargs: Any) -> Any:
+            self.wakeups += 1
+            return super().call_soon_threadsafe(*args, **kwargs)
+
+    async def main() -> list[Any]:
+        served = len(server.requests)
+        tasks = [asyncio.ensure_future(client.get_thing(id=i)) for i in range(16)]
+        await asyncio.sleep(0)  # each task starts its request
+        interval = sys.getswitchinterval()
+        sys.setswitchinterval(30)  # the completion thread waits for the GIL meanwhile
+        try:
+            deadline = time.monotonic() + 10
+            while len(server.requests) < served + 16 and time.monotonic() < deadline:
+                pass
+            spin_until = time.monotonic() + 0.3  # their replies read and queued
+            while time.monotonic() < spin_until:
+                pass
+        finally:
+            sys.setswitchinterval(interval)
+        return await asyncio.gather(*tasks)
+
+    loop = CountingLoop()
+    try:
+        things = loop.run_until_complete(main())
+        assert [thing["id"] for thing in things] == list(range(16))
+        assert 1 <= loop.wakeups < 16
+    finally:
+        loop.run_until_complete(client.aclose())
+        loop.close()
 
 
 @pytest.mark.skipif(sys.platform != "linux", reason="fork semantics of Linux")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import pickle
 from collections.abc import Iterator
 from typing import Any
 
@@ -121,3 +122,21 @@ def test_resources_outlive_their_client(face: Face) -> None:
     )
     with pytest.raises(RuntimeError, match="closed"):
         face(creditor.fetch())
+
+
+def test_reply_headers_and_the_facts_of_an_unparsable_reply(demo: FakeServer, face: Face) -> None:
+    # A reply's headers reach Python as a native object that `Headers` reads on first use;
+    # the URL and header pairs of a reply are built only when its body does not parse.
+    headers = {"X-Note": "café", "X-Empty": ""}
+    demo.respond_next(b'{"a": 1}', headers=headers, path="/creditors")
+    res = face(face.client.get("/creditors"))
+    assert res["a"] == 1
+    assert res.headers["x-note"] == "café" and res.headers["X-EMPTY"] == ""
+    assert res.headers["content-type"].startswith("application/hal+json")
+    assert pickle.loads(pickle.dumps(res.headers)) == res.headers
+    demo.respond_next(b'{"a": [1', status=201, headers=headers, path="/creditors")
+    with pytest.raises(rp.ProtocolError) as caught:
+        face(face.client.get("/creditors"))
+    err = caught.value
+    assert err.status == 201 and err.method == "GET" and err.url.endswith("/creditors")
+    assert err.headers["x-note"] == "café"

@@ -44,7 +44,15 @@ impl Variables {
 
 /// Where a request goes.
 #[derive(Debug, Clone)]
-pub enum Target {
+pub struct Target {
+    href: Href,
+    /// The href came from a server document (a link): if it cannot be resolved, the server
+    /// broke the protocol (`ProtocolError`); a caller's URL that cannot is a configuration error.
+    from_document: bool,
+}
+
+#[derive(Debug, Clone)]
+enum Href {
     /// An href, absolute or relative to `base_url`, sent as it is.
     Url(String),
     /// An RFC 6570 template and the values of its variables.
@@ -55,19 +63,25 @@ pub enum Target {
 }
 
 impl Target {
-    /// `href` with `variables`. `templated` is what the link says (`None`: a template when it
-    /// holds a `{`, as for `client.get(url, **vars)`); `name` is what messages call it (the
-    /// link's relation, else the href itself).
+    /// `href` with `variables`. `templated` is what the link says (`None`: not a link but the
+    /// caller's href, a template when it holds a `{`, as for `client.get(url, **vars)`); `name`
+    /// is what messages call it (the link's relation, else the href itself).
     pub fn new(
         href: String,
         templated: Option<bool>,
         variables: Variables,
         name: Option<&str>,
     ) -> Result<Target> {
+        // Only links say whether they are templated: their href is the server's.
+        let from_document = templated.is_some();
         if templated.unwrap_or_else(|| href.contains('{')) {
-            return Ok(Target::Template {
+            let href = Href::Template {
                 template: href,
                 variables,
+            };
+            return Ok(Target {
+                href,
+                from_document,
             });
         }
         if !variables.is_empty() {
@@ -76,49 +90,60 @@ impl Target {
                 single_quoted(name.unwrap_or(&href))
             )));
         }
-        Ok(Target::Url(href))
+        Ok(Target {
+            href: Href::Url(href),
+            from_document,
+        })
     }
 
-    /// The href to resolve: the URL, or the template expanded after its variables are checked
-    /// (`name` as in `new`).
-    pub fn expand(&self, name: Option<&str>) -> Result<String> {
-        match self {
-            Target::Url(href) => Ok(href.clone()),
-            Target::Template {
+    /// The absolute URL: the href, or the template expanded after its variables are checked,
+    /// resolved against `base` (`name` as in `new`).
+    pub fn resolve(&self, base: &Url, name: Option<&str>) -> Result<Url> {
+        let href = match &self.href {
+            Href::Url(href) => return template::resolve_href(base, href, self.from_document),
+            Href::Template {
                 template,
                 variables,
-            } => {
-                let declared = template::variables(template)?;
-                let unknown: Vec<String> = variables
-                    .names
-                    .iter()
-                    .filter(|n| !declared.contains(n))
-                    .map(|n| single_quoted(n))
-                    .collect();
-                if !unknown.is_empty() {
-                    let declared = if declared.is_empty() {
-                        "none".to_owned()
-                    } else {
-                        declared.join(", ")
-                    };
-                    return Err(Error::UnknownVariable(format!(
-                        "{} got unexpected variable(s) {}; it declares {declared}",
-                        single_quoted(name.unwrap_or(template)),
-                        unknown.join(", ")
-                    )));
-                }
-                expand(template, variables)
-            }
-        }
+            } => expand_declared(template, variables, name)?,
+        };
+        template::resolve_href(base, &href, self.from_document)
     }
 
     /// The template as the document holds it (telemetry's `url.template`), if any.
     pub fn template(&self) -> Option<&str> {
-        match self {
-            Target::Url(_) => None,
-            Target::Template { template, .. } => Some(template),
+        match &self.href {
+            Href::Url(_) => None,
+            Href::Template { template, .. } => Some(template),
         }
     }
+}
+
+/// `template` expanded with `variables`, which it must all declare (`name` as in `Target::new`);
+/// the template is parsed once for both.
+fn expand_declared(template: &str, variables: &Variables, name: Option<&str>) -> Result<String> {
+    let parsed = template::Parsed::new(template)?;
+    let declared = parsed.variables();
+    let unknown: Vec<String> = variables
+        .names
+        .iter()
+        .filter(|n| !declared.contains(&n.as_str()))
+        .map(|n| single_quoted(n))
+        .collect();
+    if !unknown.is_empty() {
+        // A template std-uritemplate refuses is reported as such first, as before any check.
+        parsed.check()?;
+        let declared = if declared.is_empty() {
+            "none".to_owned()
+        } else {
+            declared.join(", ")
+        };
+        return Err(Error::UnknownVariable(format!(
+            "{} got unexpected variable(s) {}; it declares {declared}",
+            single_quoted(name.unwrap_or(template)),
+            unknown.join(", ")
+        )));
+    }
+    expand_parsed(&parsed, variables)
 }
 
 /// Expand `template` (no check of unknown names: `expand_uri_template` takes any mapping).
@@ -127,19 +152,27 @@ impl Target {
 /// address another resource (`/orders/{id}` with `id=None` is the collection), so it is an
 /// `UnknownVariable` (Python `TypeError`) there (API.md §8).
 pub fn expand(template: &str, variables: &Variables) -> Result<String> {
+    expand_parsed(&template::Parsed::new(template)?, variables)
+}
+
+fn expand_parsed(parsed: &template::Parsed<'_>, variables: &Variables) -> Result<String> {
     if !variables.nones.is_empty() {
-        let in_path = template::path_variables(template)?;
-        if let Some(name) = variables.nones.iter().find(|n| in_path.contains(n)) {
+        let mut in_path = parsed.path_variables();
+        if let Some(name) = variables
+            .nones
+            .iter()
+            .find(|n| in_path.any(|p| p == n.as_str()))
+        {
             return Err(Error::UnknownVariable(format!(
                 "URI template variable {} is None (or holds None) in the path of {}: a path \
                  variable needs a value (None is left out only in query expansions such as \
                  {{?{name}}})",
                 single_quoted(name),
-                single_quoted(template)
+                single_quoted(parsed.template())
             )));
         }
     }
-    template::expand(template, &variables.values)
+    parsed.expand(&variables.values)
 }
 
 /// One API call as the caller asked for it.
@@ -156,9 +189,6 @@ pub struct Request {
     pub if_match: Option<String>,
     /// What messages call the target (a link's relation); `None`: the href.
     pub name: Option<String>,
-    /// The href came from a server document (a link): if it cannot be resolved, the server
-    /// broke the protocol (`ProtocolError`); a caller's URL that cannot is a configuration error.
-    pub from_document: bool,
 }
 
 impl Request {
@@ -181,15 +211,13 @@ impl Request {
             headers: Vec::new(),
             if_match: None,
             name: None,
-            from_document: false,
         })
     }
 
     /// Check, expand and resolve against `base`; apply the body policy (GET: none; POST: JSON,
     /// `{}` when none is given; PATCH: a merge patch, required). Nothing has been sent yet.
     pub fn prepare(self, base: &Url) -> Result<Prepared> {
-        let href = self.target.expand(self.name.as_deref())?;
-        let url = template::resolve_href(base, &href, self.from_document)?;
+        let url = self.target.resolve(base, self.name.as_deref())?;
         let mut headers = HeaderMap::new();
         let content_type = |value| HeaderValue::from_static(value);
         let body = match (&self.method, self.body) {

@@ -11,46 +11,93 @@ use crate::error::{Error, Result};
 use crate::text::single_quoted;
 
 /// Expand `template` with `variables`; a variable that is absent is undefined (RFC 6570 §2.3).
-///
-/// A value never changes the structure of the path (API.md §8): a value that is exactly `.` or
-/// `..` in a path expansion, or a value that makes a `.`/`..` segment (also pct-encoded, as URL
-/// parsers read `%2e`) anywhere before the query, is refused with `Error::Template`.
+/// See `Parsed::expand`.
 pub fn expand(template: &str, variables: &HashMap<String, Value>) -> Result<String> {
-    let expressions = parse(template)?;
-    let expanded = std_expand(template, variables)?;
-    refuse_dot_values(template, &expressions, variables)?;
-    let piecewise =
-        (template.contains("{+") || template.contains("{#")) && has_lone_percent(variables);
-    let out = if piecewise {
-        // std-uritemplate loses a `%` that is followed by another before two hex digits in
-        // `+`/`#` expansions (`{+v}` with `%%41` gave `%41`). Expand expression by expression
-        // instead (RFC 6570 expands each on its own), with such a `%` written `%25`.
-        concat(&pieces(template, &expressions, variables)?)
-    } else {
-        encode_disallowed(expanded)
-    };
-    if path_of(&out).split('/').any(is_dot_segment) {
-        // Rare: find which expression made it (a template may hold dot segments of its own).
-        let pieces = pieces(template, &expressions, variables)?;
-        refuse_dot_segments(template, &pieces, &expressions, variables)?;
-    }
-    Ok(out)
+    Parsed::new(template)?.expand(variables)
 }
 
 /// The names of the variables of `template` that fill its path (`{v}`, `{+v}`, `{/v}` before
 /// any `?` or `#`): the ones a `None` may not leave out.
 pub fn path_variables(template: &str) -> Result<Vec<String>> {
-    let mut names: Vec<String> = Vec::new();
-    for expression in parse(template)? {
-        if expression.fills_path() {
-            for spec in &expression.specs {
-                if !names.iter().any(|n| n == spec.name) {
-                    names.push(spec.name.to_owned());
-                }
+    let parsed = Parsed::new(template)?;
+    Ok(parsed.path_variables().map(str::to_owned).collect())
+}
+
+/// A template parsed once, for the checks and the expansion of one request.
+pub struct Parsed<'t> {
+    template: &'t str,
+    expressions: Vec<Expression<'t>>,
+}
+
+impl<'t> Parsed<'t> {
+    /// Parse `template` (our syntax checks; std-uritemplate's own run in `expand` and `check`).
+    pub fn new(template: &'t str) -> Result<Self> {
+        Ok(Parsed {
+            template,
+            expressions: parse(template)?,
+        })
+    }
+
+    /// The template as given.
+    pub fn template(&self) -> &'t str {
+        self.template
+    }
+
+    /// The variable names it declares, in order of first appearance, without duplicates.
+    pub fn variables(&self) -> Vec<&'t str> {
+        unique_names(self.expressions.iter())
+    }
+
+    /// The names of the variables that fill its path (see `path_variables`).
+    pub fn path_variables(&self) -> impl Iterator<Item = &'t str> {
+        unique_names(self.expressions.iter().filter(|e| e.fills_path())).into_iter()
+    }
+
+    /// std-uritemplate's checks of its own (literals, modifiers), without expanding anything.
+    pub fn check(&self) -> Result<()> {
+        std_expand(self.template, &HashMap::new()).map(drop)
+    }
+
+    /// Expand with `variables`; a variable that is absent is undefined (RFC 6570 §2.3).
+    ///
+    /// A value never changes the structure of the path (API.md §8): a value that is exactly `.`
+    /// or `..` in a path expansion, or a value that makes a `.`/`..` segment (also pct-encoded,
+    /// as URL parsers read `%2e`) anywhere before the query, is refused with `Error::Template`.
+    pub fn expand(&self, variables: &HashMap<String, Value>) -> Result<String> {
+        let (template, expressions) = (self.template, &self.expressions[..]);
+        let expanded = std_expand(template, variables)?;
+        refuse_dot_values(template, expressions, variables)?;
+        let piecewise =
+            (template.contains("{+") || template.contains("{#")) && has_lone_percent(variables);
+        let out = if piecewise {
+            // std-uritemplate loses a `%` that is followed by another before two hex digits in
+            // `+`/`#` expansions (`{+v}` with `%%41` gave `%41`). Expand expression by
+            // expression instead (RFC 6570 expands each on its own), with such a `%` written
+            // `%25`.
+            concat(&pieces(template, expressions, variables)?)
+        } else {
+            encode_disallowed(expanded)
+        };
+        if path_of(&out).split('/').any(is_dot_segment) {
+            // Rare: find which expression made it (a template may hold dot segments of its own).
+            let pieces = pieces(template, expressions, variables)?;
+            refuse_dot_segments(template, &pieces, expressions, variables)?;
+        }
+        Ok(out)
+    }
+}
+
+/// The variable names of `expressions`, in order of first appearance, without duplicates.
+fn unique_names<'e, 't: 'e>(expressions: impl Iterator<Item = &'e Expression<'t>>) -> Vec<&'t str> {
+    let mut names: Vec<&'t str> = Vec::new();
+    for expression in expressions {
+        for spec in &expression.specs {
+            if !names.contains(&spec.name) {
+                names.push(spec.name);
             }
         }
     }
-    Ok(names)
+    names
 }
 
 /// One `{...}` expression of a template.
@@ -387,17 +434,9 @@ fn encode_disallowed(expanded: String) -> String {
 /// Also checks the syntax of every expression, so a malformed template is reported even when
 /// no variable is given.
 pub fn variables(template: &str) -> Result<Vec<String>> {
-    let mut names: Vec<String> = Vec::new();
-    for expression in parse(template)? {
-        for spec in expression.specs {
-            if !names.iter().any(|n| n == spec.name) {
-                names.push(spec.name.to_owned());
-            }
-        }
-    }
-    // std-uritemplate has checks of its own (literals, modifiers); run them too.
-    std_expand(template, &HashMap::new())?;
-    Ok(names)
+    let parsed = Parsed::new(template)?;
+    parsed.check()?;
+    Ok(parsed.variables().into_iter().map(str::to_owned).collect())
 }
 
 /// The operator and variables of one `{...}` expression (without braces).

@@ -1,93 +1,28 @@
 //! asyncio awaitables over the process's one runtime (`rp_core::runtime::runtime`).
 //!
-//! pyo3-async-runtimes bridges a Rust future to an `asyncio.Future`; its own tokio runtime is
-//! a `OnceLock` that a forked child inherits without threads, so we plug ours in through
-//! `generic::Runtime`. Cancelling the asyncio future drops the Rust future (and with it any
-//! token lock it held). Completions (results handed back to the event loop) need the GIL: they
-//! run on one completion thread per process, which drains every queued completion under one
-//! GIL acquisition, instead of one blocking-pool thread per finished request.
+//! A call returns an `asyncio.Future` of the running loop; its Rust future runs as a task on
+//! the runtime. Cancelling the asyncio future aborts the task (which drops the Rust future, and
+//! with it any token lock it held). Results are handed back to the loops by one completion
+//! thread per process (they need the GIL): it drains the finished requests in batches under one
+//! GIL acquisition, converts each, and hands each event loop ONE callback per batch, which sets
+//! every future of that loop: one `call_soon_threadsafe`, and one wake-up of the loop through its
+//! self-pipe, per batch instead of per request.
 
 use crate::errors::to_py;
-use std::cell::OnceCell;
 use std::future::Future;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::pin::Pin;
 use std::sync::mpsc;
 use std::task::{Context, Poll};
 
+use pyo3::intern;
 use pyo3::prelude::*;
-use pyo3_async_runtimes::generic::{self, ContextExt};
-use pyo3_async_runtimes::TaskLocals;
+use pyo3::IntoPyObjectExt;
+use pyo3_async_runtimes::err::RustPanic;
+use tokio::task::AbortHandle;
 
 use super::shutdown;
 use rp_core::runtime::{runtime, PerProcess};
-
-/// The process runtime as seen by pyo3-async-runtimes.
-pub struct IoRuntime;
-
-tokio::task_local! {
-    static TASK_LOCALS: OnceCell<TaskLocals>;
-}
-
-/// What `IoRuntime::spawn` hands back; pyo3-async-runtimes only awaits it to report panics.
-pub enum Spawned {
-    Task(tokio::task::JoinHandle<()>),
-    /// Queued on the completion thread, or (unreachable, see `spawn`) never started.
-    Detached,
-}
-
-impl Future for Spawned {
-    type Output = Result<(), tokio::task::JoinError>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.get_mut() {
-            Spawned::Task(handle) => Pin::new(handle).poll(cx),
-            Spawned::Detached => Poll::Ready(Ok(())),
-        }
-    }
-}
-
-impl generic::Runtime for IoRuntime {
-    type JoinError = tokio::task::JoinError;
-    type JoinHandle = Spawned;
-
-    fn spawn<F>(fut: F) -> Spawned
-    where
-        F: Future<Output = ()> + Send + 'static,
-    {
-        // `awaitable` starts the runtime before converting, and a runtime built in this process
-        // stays, so this cannot fail; if it did, the awaitable would never complete.
-        match runtime() {
-            Ok(rt) => Spawned::Task(rt.spawn(fut)),
-            Err(_) => Spawned::Detached,
-        }
-    }
-
-    fn spawn_blocking<F>(f: F) -> Spawned
-    where
-        F: FnOnce() + Send + 'static,
-    {
-        complete(Box::new(f));
-        Spawned::Detached
-    }
-}
-
-impl ContextExt for IoRuntime {
-    fn scope<F, R>(locals: TaskLocals, fut: F) -> Pin<Box<dyn Future<Output = R> + Send>>
-    where
-        F: Future<Output = R> + Send + 'static,
-    {
-        let cell = OnceCell::new();
-        let _ = cell.set(locals);
-        Box::pin(TASK_LOCALS.scope(cell, fut))
-    }
-
-    fn get_task_locals() -> Option<TaskLocals> {
-        TASK_LOCALS
-            .try_with(|cell| cell.get().cloned())
-            .unwrap_or_default()
-    }
-}
 
 /// An `asyncio.Future` of the running loop that resolves to `fut`'s output, converted to Python
 /// (with the GIL, on the completion thread). Must be called from a coroutine of that loop.
@@ -105,29 +40,98 @@ where
     }
     // Build the runtime (it starts threads) without the GIL, like every global of the crate;
     // once built, skip the detach: releasing and retaking the GIL on every call was measurable.
-    if rp_core::runtime::started().is_none() {
-        py.detach(runtime).map_err(to_py)?;
-    }
-    generic::future_into_py::<IoRuntime, F, T>(py, fut)
+    let rt = match rp_core::runtime::started() {
+        Some(rt) => rt,
+        None => py.detach(runtime).map_err(to_py)?,
+    };
+    let event_loop = pyo3_async_runtimes::get_running_loop(py)?;
+    let future = event_loop.call_method0(intern!(py, "create_future"))?;
+    let (loop_ref, future_ref) = (event_loop.unbind(), future.clone().unbind());
+    let task = rt.spawn(async move {
+        let outcome = CatchUnwind(Box::pin(fut)).await;
+        complete(Finished {
+            event_loop: loop_ref,
+            future: future_ref,
+            outcome: Box::new(move |py| match outcome {
+                Ok(result) => result.and_then(|value| value.into_py_any(py)),
+                Err(panic) => Err(RustPanic::new_err(format!(
+                    "rust future panicked: {}",
+                    panic_message(&*panic)
+                ))),
+            }),
+        });
+    });
+    let cancel = AbortOnDone(task.abort_handle());
+    future.call_method1(intern!(py, "add_done_callback"), (cancel,))?;
+    Ok(future)
 }
 
-type Job = Box<dyn FnOnce() + Send>;
+/// The done-callback of an awaitable's future: a cancelled future aborts its task. Once the
+/// result is set the task has handed it over, so aborting then changes nothing: no need to
+/// ask the future whether it was cancelled.
+#[pyclass(frozen)]
+struct AbortOnDone(AbortHandle);
 
-/// Jobs run under one GIL acquisition before the GIL is given back to the event loop.
+#[pymethods]
+impl AbortOnDone {
+    fn __call__(&self, _future: &Bound<'_, PyAny>) {
+        self.0.abort();
+    }
+}
+
+/// A Rust future whose panic becomes an output (the awaiting task gets `RustPanic`).
+struct CatchUnwind<F>(Pin<Box<F>>);
+
+impl<F: Future> Future for CatchUnwind<F> {
+    type Output = std::thread::Result<F::Output>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let inner = self.0.as_mut();
+        match catch_unwind(AssertUnwindSafe(|| inner.poll(cx))) {
+            Ok(Poll::Pending) => Poll::Pending,
+            Ok(Poll::Ready(value)) => Poll::Ready(Ok(value)),
+            Err(panic) => Poll::Ready(Err(panic)),
+        }
+    }
+}
+
+fn panic_message(panic: &(dyn std::any::Any + Send)) -> &str {
+    if let Some(text) = panic.downcast_ref::<&str>() {
+        text
+    } else if let Some(text) = panic.downcast_ref::<String>() {
+        text
+    } else {
+        "unknown error"
+    }
+}
+
+/// A finished request: its loop, its future, and its outcome to convert with the GIL.
+struct Finished {
+    event_loop: Py<PyAny>,
+    future: Py<PyAny>,
+    outcome: Convert,
+}
+
+/// Makes the Python value (or exception) of an outcome.
+type Convert = Box<dyn for<'py> FnOnce(Python<'py>) -> PyResult<Py<PyAny>> + Send>;
+
+/// Requests handed back under one GIL acquisition before the GIL is given back to the loops.
 const BATCH: usize = 64;
 
-static COMPLETIONS: PerProcess<mpsc::Sender<Job>> = PerProcess::new();
+static COMPLETIONS: PerProcess<mpsc::Sender<Finished>> = PerProcess::new();
 
-/// Run `job` (which takes the GIL itself) on this process's completion thread.
-fn complete(job: Job) {
+/// Hand `finished` to this process's completion thread.
+fn complete(finished: Finished) {
     match COMPLETIONS.get_or_try_init(start_completion_thread) {
         // A failed send means the thread has ended, which it does only once the interpreter
-        // is shutting down: nobody awaits the result any more, so the job is dropped.
-        Ok(tx) => drop(tx.send(job)),
-        // No thread could be started: the blocking pool does the job.
+        // is shutting down: nobody awaits the result any more, so it is dropped.
+        Ok(tx) => drop(tx.send(finished)),
+        // No thread could be started: a thread of the blocking pool hands this one back.
         Err(_) => {
             if let Ok(rt) = runtime() {
-                drop(rt.spawn_blocking(job));
+                drop(rt.spawn_blocking(move || {
+                    shutdown::attach(|py| hand_back(py, std::iter::once(finished)))
+                }));
             }
         }
     }
@@ -135,19 +139,14 @@ fn complete(job: Job) {
 
 /// Two workers racing to start it may start two; the loser's idle thread is leaked with its
 /// sender (see `PerProcess`), which is harmless and happens at most once per worker.
-fn start_completion_thread() -> std::io::Result<mpsc::Sender<Job>> {
-    let (tx, rx) = mpsc::channel::<Job>();
+fn start_completion_thread() -> std::io::Result<mpsc::Sender<Finished>> {
+    let (tx, rx) = mpsc::channel::<Finished>();
     std::thread::Builder::new()
         .name("recurring-payments-asyncio".into())
         .spawn(move || {
             while let Ok(first) = rx.recv() {
-                let ran = shutdown::attach(|_py| {
-                    run(first);
-                    for job in rx.try_iter().take(BATCH - 1) {
-                        run(job);
-                    }
-                });
-                if ran.is_none() {
+                let batch = std::iter::once(first).chain(rx.try_iter().take(BATCH - 1));
+                if shutdown::attach(|py| hand_back(py, batch)).is_none() {
                     return; // the interpreter is shutting down: nobody awaits any more
                 }
             }
@@ -155,7 +154,62 @@ fn start_completion_thread() -> std::io::Result<mpsc::Sender<Job>> {
     Ok(tx)
 }
 
-/// A job that panics must not take the completion thread down with it.
-fn run(job: Job) {
-    let _ = catch_unwind(AssertUnwindSafe(job));
+/// Convert each finished request (its DEBUG lines and telemetry are written then), and give
+/// each event loop one `Settle` of all its futures.
+fn hand_back(py: Python<'_>, finished: impl Iterator<Item = Finished>) {
+    let mut loops: Vec<(Py<PyAny>, Vec<Settled>)> = Vec::new();
+    for done in finished {
+        // A conversion that panics must not take the completion thread down with it.
+        let Ok(outcome) = catch_unwind(AssertUnwindSafe(|| (done.outcome)(py))) else {
+            continue;
+        };
+        let settled = Settled {
+            future: done.future,
+            outcome,
+        };
+        match loops.iter_mut().find(|(l, _)| l.is(&done.event_loop)) {
+            Some((_, futures)) => futures.push(settled),
+            None => loops.push((done.event_loop, vec![settled])),
+        }
+    }
+    for (event_loop, futures) in loops {
+        let settle = Settle(std::sync::Mutex::new(futures));
+        // A closed loop (its run ended with requests in flight) refuses: nobody awaits them.
+        let _ = event_loop
+            .bind(py)
+            .call_method1(intern!(py, "call_soon_threadsafe"), (settle,));
+    }
+}
+
+struct Settled {
+    future: Py<PyAny>,
+    outcome: PyResult<Py<PyAny>>,
+}
+
+/// The callback an event loop runs for a batch: it sets each future not cancelled meanwhile.
+#[pyclass(frozen)]
+struct Settle(std::sync::Mutex<Vec<Settled>>);
+
+#[pymethods]
+impl Settle {
+    fn __call__(&self, py: Python<'_>) {
+        let futures = match self.0.lock() {
+            Ok(mut futures) => std::mem::take(&mut *futures),
+            Err(poisoned) => std::mem::take(&mut *poisoned.into_inner()),
+        };
+        for Settled { future, outcome } in futures {
+            let future = future.bind(py);
+            if future
+                .call_method0(intern!(py, "done"))
+                .and_then(|done| done.is_truthy())
+                .unwrap_or(true)
+            {
+                continue; // cancelled meanwhile
+            }
+            let _ = match outcome {
+                Ok(value) => future.call_method1(intern!(py, "set_result"), (value,)),
+                Err(error) => future.call_method1(intern!(py, "set_exception"), (error,)),
+            };
+        }
+    }
 }

@@ -8,11 +8,11 @@ use std::time::Duration;
 
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyString, PyTuple};
+use pyo3::types::PyTuple;
 
 use rp_core::auth::{Credentials, StoreEvent};
 use rp_core::client::{Client, ClientConfig};
-use rp_core::request::Request;
+use rp_core::request::{Prepared, Request};
 use rp_core::runtime::block_on_here;
 use rp_core::transport::{Attempt, Driver, Response, Verify};
 
@@ -141,7 +141,8 @@ impl NativeClient {
     /// `body`, `if_match` and per-call `headers` for the API's origin (token endpoint
     /// included); `name` is what messages call the target (a link's relation); `recorder`, if
     /// given, is called once with the attempts and the template (`telemetry.rs`). Returns
-    /// (status, headers as (name, value) tuples, document or None for an empty body).
+    /// (status, headers: an iterable of (name, value) pairs, made when iterated, document or
+    /// None for an empty body).
     #[pyo3(signature = (method, href, variables=None, body=None, templated=None, name=None,
         if_match=None, headers=None, recorder=None))]
     #[allow(clippy::too_many_arguments)]
@@ -158,17 +159,9 @@ impl NativeClient {
         headers: Option<Vec<(String, String)>>,
         recorder: Option<Py<PyAny>>,
     ) -> Outcome<Bound<'py, PyTuple>> {
-        let args = RequestArgs {
-            method,
-            href,
-            variables,
-            body,
-            templated,
-            name,
-            if_match,
-            headers,
-        };
-        let request = self.core.prepare(args.into_request()?)?;
+        let request = self.prepare(
+            method, href, variables, body, templated, name, if_match, headers,
+        )?;
         let core = self.core.clone();
         let method_name = request.method.to_string();
         // Only a recorder reads the template (telemetry off: nothing copied).
@@ -220,17 +213,9 @@ impl NativeClient {
         headers: Option<Vec<(String, String)>>,
         recorder: Option<Py<PyAny>>,
     ) -> Outcome<Bound<'py, PyAny>> {
-        let args = RequestArgs {
-            method,
-            href,
-            variables,
-            body,
-            templated,
-            name,
-            if_match,
-            headers,
-        };
-        let request = self.core.prepare(args.into_request()?)?;
+        let request = self.prepare(
+            method, href, variables, body, templated, name, if_match, headers,
+        )?;
         let observers = client_async::Observers {
             logger: self.logger.clone_ref(py),
             template: recorder.as_ref().and(request.template.clone()),
@@ -242,6 +227,35 @@ impl NativeClient {
             observers,
             request,
         )?)
+    }
+}
+
+impl NativeClient {
+    /// The core request of `send`/`send_async`'s arguments, prepared: only conversions here;
+    /// the checks and the policy are the core's (`rp_core::request`).
+    #[allow(clippy::too_many_arguments)]
+    fn prepare(
+        &self,
+        method: &str,
+        href: String,
+        variables: Option<&Bound<'_, PyAny>>,
+        body: Option<&Bound<'_, PyAny>>,
+        templated: Option<bool>,
+        name: Option<String>,
+        if_match: Option<String>,
+        headers: Option<Vec<(String, String)>>,
+    ) -> Outcome<Prepared> {
+        let name = name.filter(|n| !n.is_empty()); // a rel named "" goes by its href
+        let target = template::target_from(href, variables, templated, name.as_deref())?;
+        let mut request = Request::new(method, target)?;
+        request.body = match body {
+            Some(b) if !b.is_none() => Some(bytes::Bytes::from(convert::to_json_bytes(b)?)),
+            _ => None,
+        };
+        request.if_match = if_match;
+        request.headers = headers.unwrap_or_default();
+        request.name = name;
+        Ok(self.core.prepare(request)?)
     }
 }
 
@@ -305,64 +319,31 @@ pub(crate) fn log_store_events(logger: &Bound<'_, PyAny>, events: &[StoreEvent])
     }
 }
 
-/// The arguments of `send`, as Python gave them.
-struct RequestArgs<'a, 'py> {
-    method: &'a str,
-    href: String,
-    variables: Option<&'a Bound<'py, PyAny>>,
-    body: Option<&'a Bound<'py, PyAny>>,
-    templated: Option<bool>,
-    name: Option<String>,
-    if_match: Option<String>,
-    headers: Option<Vec<(String, String)>>,
-}
-
-impl RequestArgs<'_, '_> {
-    /// A core `Request`: only conversions here; the checks and the policy are the core's
-    /// (`rp_core::request`).
-    fn into_request(self) -> Outcome<Request> {
-        let name = self.name.filter(|n| !n.is_empty()); // a rel named "" goes by its href
-        let target =
-            template::target_from(self.href, self.variables, self.templated, name.as_deref())?;
-        let mut request = Request::new(self.method, target)?;
-        request.body = match self.body {
-            Some(b) if !b.is_none() => Some(bytes::Bytes::from(convert::to_json_bytes(b)?)),
-            _ => None,
-        };
-        request.if_match = self.if_match;
-        request.headers = self.headers.unwrap_or_default();
-        request.name = name;
-        // Only links say whether they are templated: their href is the server's.
-        request.from_document = self.templated.is_some();
-        Ok(request)
-    }
-}
-
 pub(crate) fn response_tuple<'py>(
     py: Python<'py>,
     method: &str,
-    response: Response,
+    mut response: Response,
 ) -> PyResult<Bound<'py, PyTuple>> {
-    let headers = PyList::empty(py);
-    for (name, value) in response.headers.iter() {
-        let value = String::from_utf8_lossy(value.as_bytes());
-        headers.append((PyString::new(py, name.as_str()), value))?;
-    }
     let document: Bound<'py, PyAny> = if response.body.is_empty() {
         py.None().into_bound(py)
     } else {
-        let status = response.status;
-        let url = response.url.to_string();
-        let pairs = response.header_pairs();
-        let document = document::parse(response.body)
-            .map_err(|e| to_py(e.with_request(method, &url).with_response(status, pairs)))?;
+        // The URL and the header pairs only for the error: most bodies parse.
+        let document = document::parse(std::mem::take(&mut response.body)).map_err(|e| {
+            let (url, pairs) = (response.url.as_str(), response.header_pairs());
+            to_py(
+                e.with_request(method, url)
+                    .with_response(response.status, pairs),
+            )
+        })?;
         Bound::new(py, document)?.into_any()
     };
+    // The headers as they came: `Headers` reads them on first use (most are never read).
+    let headers = convert::ResponseHeaders::from(response.headers);
     PyTuple::new(
         py,
         [
             response.status.into_pyobject(py)?.into_any(),
-            headers.into_any(),
+            Bound::new(py, headers)?.into_any(),
             document,
         ],
     )

@@ -1,9 +1,37 @@
-//! Request bodies across the boundary: Python objects -> JSON bytes (POST/PATCH). Response
-//! bodies go the other way in `document.rs`.
+//! Values across the boundary: request bodies, Python objects -> JSON bytes (POST/PATCH);
+//! response headers, handed over as they came (`ResponseHeaders`). Response bodies go the other
+//! way in `document.rs`.
 
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyIterator, PyList, PyString, PyTuple};
+use reqwest::header::HeaderMap;
+
+/// A response's headers as the core received them. Python's `Headers` iterates them once, on
+/// first use: building the (name, value) strings of every response cost more than the rest of
+/// the reply but the body, and most responses' headers are never read.
+#[pyclass(module = "recurring_payments._core", frozen)]
+pub struct ResponseHeaders(HeaderMap);
+
+impl From<HeaderMap> for ResponseHeaders {
+    fn from(headers: HeaderMap) -> Self {
+        ResponseHeaders(headers)
+    }
+}
+
+#[pymethods]
+impl ResponseHeaders {
+    /// The (name, value) pairs in the order received, names in lower case; a value that is not
+    /// UTF-8 is decoded lossily.
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyIterator>> {
+        let pairs = PyList::empty(py);
+        for (name, value) in &self.0 {
+            let value = String::from_utf8_lossy(value.as_bytes());
+            pairs.append((PyString::new(py, name.as_str()), value))?;
+        }
+        pairs.try_iter()
+    }
+}
 
 /// Deepest body we serialise; deeper is surely a cycle or a mistake.
 const MAX_DEPTH: usize = 256;

@@ -98,9 +98,7 @@ fn convert(py: Python<'_>, error: Error) -> PyResult<PyErr> {
             outcome_unknown,
             ..
         } => {
-            kwargs.set_item("method", method)?;
-            kwargs.set_item("url", url)?;
-            kwargs.set_item("outcome_unknown", outcome_unknown)?;
+            set_unanswered(&kwargs, method, url, outcome_unknown)?;
             &classes.transport
         }
         Error::Timeout {
@@ -109,9 +107,7 @@ fn convert(py: Python<'_>, error: Error) -> PyResult<PyErr> {
             outcome_unknown,
             ..
         } => {
-            kwargs.set_item("method", method)?;
-            kwargs.set_item("url", url)?;
-            kwargs.set_item("outcome_unknown", outcome_unknown)?;
+            set_unanswered(&kwargs, method, url, outcome_unknown)?;
             &classes.timeout
         }
         Error::Protocol {
@@ -146,6 +142,18 @@ fn convert(py: Python<'_>, error: Error) -> PyResult<PyErr> {
     };
     let instance = class.bind(py).call((message,), Some(&kwargs))?;
     Ok(PyErr::from_value(instance))
+}
+
+/// The keyword arguments of a request that got no (complete) answer.
+fn set_unanswered(
+    kwargs: &Bound<'_, PyDict>,
+    method: String,
+    url: String,
+    outcome_unknown: bool,
+) -> PyResult<()> {
+    kwargs.set_item("method", method)?;
+    kwargs.set_item("url", url)?;
+    kwargs.set_item("outcome_unknown", outcome_unknown)
 }
 
 /// The one boundary: a core error, or a Python one raised on the way (pyca/cryptography's

@@ -104,11 +104,8 @@ pub fn expand_target(
     name: Option<&str>,
 ) -> Outcome<String> {
     let target = target_from(href, variables, templated, name)?;
-    let href = target.expand(name)?;
-    // Only links say whether they are templated: their href is the server's.
-    let from_document = templated.is_some();
     let base = template::parse_base(base_url)?;
-    Ok(template::resolve_href(&base, &href, from_document)?.to_string())
+    Ok(target.resolve(&base, name)?.to_string())
 }
 
 /// A request target from its Python parts.
