@@ -5,7 +5,9 @@ from typing import Any, final
 
 __all__ = [
     "Document",
+    "Links",
     "NativeClient",
+    "RelCache",
     "RelIndex",
     "SandboxRequest",
     "SandboxServer",
@@ -165,7 +167,7 @@ class Document(Mapping[str, Any]):
     """A response document: a read-only mapping whose values become Python objects when read:
     a scalar once (then kept), an object or an array afresh on each read, so that changing one
     changes no later read; ``_embedded`` holds ``Document`` objects. (A virtual ``Mapping``
-    subclass: registered by ``recurring_payments._resource``.)"""
+    subclass: registered by ``recurring_payments._resource_base``.)"""
 
     def __getitem__(self, key: str, /) -> Any: ...
     def get(self, key: str, default: Any = None, /) -> Any: ...
@@ -174,6 +176,36 @@ class Document(Mapping[str, Any]):
     def __iter__(self) -> Iterator[str]: ...
     def to_dict(self) -> dict[str, Any]:
         """The whole object as new Python objects (embedded documents as dicts too)."""
+
+@final
+class Links(Mapping[str, Any]):
+    """A document's ``_links``: relation -> link object (or list of them), each converted when
+    read and afresh on each read. (A virtual ``Mapping`` subclass, registered by
+    ``recurring_payments._base``.)"""
+
+    def __getitem__(self, rel: str, /) -> Any: ...
+    def get(self, rel: str, default: Any = None, /) -> Any: ...
+    def __contains__(self, rel: object, /) -> bool: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[str]: ...
+
+@final
+class RelCache:
+    """The relation indexes of one client's resources, one per shape (relations and CURIEs in
+    scope) under the client's namespace: the responses of one endpoint and the items of a
+    collection share theirs. At most 256 shapes are kept."""
+
+    def __new__(cls, namespace: str | None = None) -> RelCache: ...
+    def of_document(
+        self, document: Document, inherited: Sequence[tuple[str, str]] = ()
+    ) -> RelIndex:
+        """The index of ``document``'s relations (``_links``, then ``_embedded``), with its
+        CURIEs, then the ``inherited`` ones under other names."""
+
+    def of(self, rels: Sequence[str], curies: Sequence[tuple[str, str]] = ()) -> RelIndex:
+        """The index of ``rels`` with ``curies``, as ``RelIndex(rels, curies, namespace)``."""
+
+    def __len__(self) -> int: ...
 
 @final
 class RelIndex:

@@ -20,18 +20,30 @@ class RelationMap(Mapping[str, V]):
     Values are built on first access (a follow reads one link of several). An array is a new
     list on each read: appending to one changes no later read (a resource is immutable)."""
 
-    __slots__ = ("_built", "_index", "_make", "_raw")
+    __slots__ = ("_built", "_index", "_indexed", "_make", "_raw")
 
-    def __init__(self, raw: dict[str, Any], index: _core.RelIndex, make: Callable[[str, Any], V]):
+    def __init__(
+        self,
+        raw: Mapping[str, Any],
+        indexed: Callable[[], _core.RelIndex],
+        make: Callable[[str, Any], V],
+    ):
         self._raw = raw
-        self._index = index
+        self._indexed = indexed  # the index, built when a name other than a full rel is used
+        self._index: _core.RelIndex | None = None
         self._make = make
         self._built: dict[str, V] = {}
+
+    @property
+    def _names(self) -> _core.RelIndex:
+        if self._index is None:
+            self._index = self._indexed()
+        return self._index
 
     def __getitem__(self, name: str) -> V:
         built = self._built.get(name)
         if built is None:
-            rel = name if name in self._raw else self._index.resolve(name)
+            rel = name if name in self._raw else self._names.resolve(name)
             built = self._built.get(rel)
             if built is None:
                 built = self._built[rel] = self._make(rel, self._raw[rel])
@@ -43,7 +55,7 @@ class RelationMap(Mapping[str, V]):
         if name in self._raw:
             return True
         try:
-            return self._index.find(name) is not None
+            return self._names.find(name) is not None
         except LinkNotFoundError:
             return False
 
@@ -58,7 +70,8 @@ class RelationMap(Mapping[str, V]):
 
     def _ipython_key_completions_(self) -> list[str]:
         # `res.links["<tab>`: each relation by its short name ("get-mandates").
-        return [self._index.short_name(rel) or rel for rel in self._raw]
+        names = self._names
+        return [names.short_name(rel) or rel for rel in self._raw]
 
 
 def _only_link(doc: Mapping[str, Any], rel: str, strict: bool = False) -> Any:

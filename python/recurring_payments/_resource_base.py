@@ -23,6 +23,7 @@ _HAL_KEYS = ("_links", "_embedded")
 
 # Response bodies arrive as `_core.Document`: a read-only mapping converting fields on access.
 Mapping.register(_core.Document)
+Mapping.register(_core.Links)  # a document's `_links`, read one relation at a time
 _NO_HEADERS = Headers([])  # shared by embedded resources: immutable, and there are thousands
 
 
@@ -118,8 +119,10 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
                     [make(rel, d) for d in value] if isinstance(value, list) else make(rel, value)
                 )
 
-            index = self._session.rel_index(list(raw), self._curies_in_scope())
-            self._links = RelationMap(raw, index, build)
+            rels = self._session.rels
+            self._links = RelationMap(
+                raw, lambda: rels.of(list(raw), self._curies_in_scope()), build
+            )
         return self._links
 
     @property
@@ -143,7 +146,8 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
                     return [cls(session, d, partial=True, curies=curies) for d in value]
                 return cls(session, value, partial=True, curies=curies)
 
-            self._embedded = RelationMap(raw, session.rel_index(list(raw), curies), build)
+            rels = session.rels
+            self._embedded = RelationMap(raw, lambda: rels.of(list(raw), curies), build)
         return self._embedded
 
     def _curies_in_scope(self) -> list[tuple[str, str]]:
@@ -171,16 +175,20 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         # One index of links and embedded rels: `ns#get-foo` among the links and `ns#get_foo`
         # embedded make `get_foo` ambiguous too. A rel in both is the link.
         rel = self._all_relations().resolve_attribute(name)  # LinkNotFoundError, did-you-mean
-        value = self.links[rel] if rel in self.links else self.embedded[rel]
+        links = self.links
+        value = links[rel] if rel in links else self.embedded[rel]
         if not isinstance(value, list):  # an array is a new list on each read
             attributes[name] = value
         return value
 
     def _all_relations(self) -> _core.RelIndex:
         if self._index is None:
-            links = self._doc.get("_links") or {}
-            rels = list(links) + list(self._doc.get("_embedded") or {})
-            self._index = self._session.rel_index(rels, self._curies_in_scope())
+            doc, cache = self._doc, self._session.rels
+            if isinstance(doc, _core.Document):  # read from the body, nothing converted
+                self._index = cache.of_document(doc, self._inherited)
+            else:  # an empty body's {}
+                rels = list(doc.get("_links") or {}) + list(doc.get("_embedded") or {})
+                self._index = cache.of(rels, self._curies_in_scope())
         return self._index
 
     def __dir__(self) -> list[str]:

@@ -35,7 +35,7 @@ class Session:
     their client: they outlive a closed client (a notebook cell showing an old result) and
     still resolve their URLs against the base URL."""
 
-    __slots__ = ("_indexes", "base_url", "native", "rel_namespace", "telemetry")
+    __slots__ = ("base_url", "native", "rel_namespace", "rels", "telemetry")
 
     def __init__(
         self,
@@ -49,8 +49,8 @@ class Session:
         self.rel_namespace = rel_namespace
         # OpenTelemetry (API.md §9): `_telemetry` when telemetry is on and the API installed.
         self.telemetry = telemetry
-        self._indexes: dict[tuple[tuple[str, ...], tuple[tuple[str, str], ...]], _core.RelIndex]
-        self._indexes = {}
+        # Pages of one collection share their relations: each index is built once per shape.
+        self.rels = _core.RelCache(rel_namespace)
 
     def live(self) -> _core.NativeClient:
         native = self.native
@@ -87,15 +87,5 @@ class Session:
         resolved by the core, as ``send`` does)."""
         return _core.expand_target(self.base_url, href, variables, templated, name)
 
-    def rel_index(self, rels: list[str], curies: list[tuple[str, str]]) -> _core.RelIndex:
-        # Pages of one collection share their relations: build each index once.
-        key = (tuple(rels), tuple(curies))
-        index = self._indexes.get(key)
-        if index is None:
-            if len(self._indexes) > 256:
-                self._indexes.clear()
-            index = self._indexes[key] = _core.RelIndex(rels, curies, self.rel_namespace)
-        return index
-
     def short_name(self, rel: str) -> str:
-        return _core.RelIndex([rel], [], self.rel_namespace).short_name(rel) or rel
+        return self.rels.of([rel]).short_name(rel) or rel

@@ -288,3 +288,63 @@ def test_a_cycle_through_a_value_read_is_collected(served: tuple[FakeServer, rp.
     del res, marker
     gc.collect()
     assert gone() is None
+
+
+# `_links` is read one relation at a time (`_core.Links`): what `res.links` and the relation
+# attributes give must still be exactly what `json.loads` of the body gives.
+LINK_BODIES = [
+    pytest.param(
+        b'{"_links": {"self": {"href": "/a"}, "ns:x": {"href": "/x"}, "self": {"href": "/b"}}}',
+        id="a repeated relation keeps its first place and its last value",
+    ),
+    pytest.param(
+        b'{"_links": {"\\u0073elf": {"href": "/s"}, "ite\\u006ds": [{"href": "/1"}, {"href": "/2"}]}}',
+        id="escaped relations",
+    ),
+    pytest.param(
+        b'{"_links": {"items": [], "one": [{"href": "/o", "title": "\\u00e9", "x": [1, {"y": null}]}]}}',
+        id="arrays and extra members",
+    ),
+    pytest.param(
+        b'{"_links" : { } , "n": 1}',
+        id="no relation",
+    ),
+]
+
+
+@pytest.mark.parametrize("body", LINK_BODIES)
+def test_links_read_one_by_one_are_what_json_loads_gives(
+    served: tuple[FakeServer, rp.Client], body: bytes
+) -> None:
+    res = get_raw(served, body)
+    expected = json.loads(body)["_links"]
+    assert list(res.links) == list(expected)
+    for rel, value in expected.items():
+        got = res.links[rel]
+        if isinstance(value, list):
+            assert [link.href for link in got] == [item["href"] for item in value]
+        else:
+            assert got.href == value["href"]
+            assert got.title == value.get("title")
+    assert res.to_dict()["_links"] == expected
+
+
+def test_relation_attributes_of_resources_sharing_a_shape_read_their_own_links(
+    served: tuple[FakeServer, rp.Client],
+) -> None:
+    # One relation index serves every item of a page (cached per shape): each item's attribute
+    # must still give its own link, and an item of another shape its own relations.
+    items = [
+        {"n": i, "_links": {"self": {"href": f"/i/{i}"}, "owner": {"href": f"/o/{i}"}}}
+        for i in range(5)
+    ]
+    items.append({"n": 9, "_links": {"self": {"href": "/i/9"}, "maker": {"href": "/m/9"}}})
+    page = json.dumps({"_embedded": {"items": items}}).encode()
+    res = get_raw(served, page)
+    got = [
+        (item.owner.href if "owner" in item.links else item.maker.href)
+        for item in res.embedded["items"]
+    ]
+    assert got == ["/o/0", "/o/1", "/o/2", "/o/3", "/o/4", "/m/9"]
+    with pytest.raises(rp.LinkNotFoundError, match="owner"):
+        res.embedded["items"][-1].owner  # noqa: B018

@@ -12,12 +12,14 @@ mod document;
 mod index;
 mod limits;
 mod links;
+mod shape;
 
 pub use curies::{in_scope, Curie};
 pub use document::{Document, Kind};
 pub use index::parse;
 pub use limits::MAX_NESTING;
 pub use links::{Link, OneOrMany};
+pub use shape::{LinkEntry, Shape};
 
 #[cfg(test)]
 mod tests;

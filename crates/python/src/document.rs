@@ -20,7 +20,7 @@ use pyo3::types::{PyDict, PyList, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
 use rp_core::error::Error;
-use rp_core::hal::{self, Kind, OneOrMany};
+use rp_core::hal::{self, Kind, LinkEntry, OneOrMany};
 
 /// Validate and index `body` (the core's parser), for the lazy view.
 pub fn parse(body: Bytes) -> Result<Document, Error> {
@@ -55,6 +55,9 @@ impl Document {
         let kind = self.doc.kind(at);
         let value = match kind {
             Kind::Embedded => self.embedded(py)?,
+            Kind::Links => Bound::new(py, Links::new(self.doc.clone()))?
+                .into_any()
+                .unbind(),
             _ => parse_python(py, self.doc.raw(at))?,
         };
         // An object or array of the state is converted afresh on each read (see the top).
@@ -83,6 +86,21 @@ impl Document {
             dict.set_item(rel, value)?;
         }
         Ok(dict.into_any().unbind())
+    }
+
+    /// The core document this view reads.
+    pub(crate) fn core(&self) -> &hal::Document {
+        &self.doc
+    }
+
+    /// The relations of `_links` with where their values are (empty without `_links`), read
+    /// once: through the `_links` view that `get("_links")` gives and keeps.
+    pub(crate) fn link_entries<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, Links>>> {
+        let Some(at) = self.doc.find("_links") else {
+            return Ok(None);
+        };
+        let view = self.value(py, at)?;
+        Ok(Some(view.cast_into::<Links>()?))
     }
 
     fn find(&self, name: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
@@ -173,5 +191,97 @@ impl Document {
             }
         }
         Ok(())
+    }
+}
+
+/// `_links` as a read-only mapping of relation -> link object (or array of them), each
+/// converted when read and afresh on each read. Only the `Resource` layer reads it, usually one
+/// relation of several (`mandate.creditor`): converting the whole object was most of the cost
+/// of that attribute (BENCHMARKS.md).
+#[pyclass(module = "recurring_payments._core", frozen, mapping)]
+pub struct Links {
+    doc: hal::Document,
+    entries: Vec<LinkEntry>,
+}
+
+impl Links {
+    pub(crate) fn entries(&self) -> &[LinkEntry] {
+        &self.entries
+    }
+
+    fn new(doc: hal::Document) -> Links {
+        let entries = doc.link_entries();
+        Links { doc, entries }
+    }
+
+    fn find(&self, rel: &Bound<'_, PyAny>) -> PyResult<Option<&LinkEntry>> {
+        match rel.cast::<PyString>() {
+            Ok(rel) => {
+                let rel = rel.to_str()?;
+                Ok(self.entries.iter().find(|e| e.rel == rel))
+            }
+            Err(_) => Ok(None), // only str keys exist
+        }
+    }
+
+    fn value<'py>(&self, py: Python<'py>, entry: &LinkEntry) -> PyResult<Bound<'py, PyAny>> {
+        let text = self.doc.link_text_at(entry);
+        Ok(parse_python(py, text)?.into_bound(py))
+    }
+}
+
+#[pymethods]
+impl Links {
+    fn __getitem__<'py>(&self, rel: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+        match self.find(rel)? {
+            Some(entry) => self.value(rel.py(), entry),
+            None => Err(PyKeyError::new_err(rel.clone().unbind())),
+        }
+    }
+
+    #[pyo3(signature = (rel, default = None, /))]
+    fn get<'py>(
+        &self,
+        rel: &Bound<'py, PyAny>,
+        default: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match self.find(rel)? {
+            Some(entry) => self.value(rel.py(), entry).map(Some),
+            None => Ok(default),
+        }
+    }
+
+    fn __contains__(&self, rel: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.find(rel)?.is_some())
+    }
+
+    fn __len__(&self) -> usize {
+        self.entries.len()
+    }
+
+    fn __iter__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        self.keys(py)?.into_any().try_iter().map(Bound::into_any)
+    }
+
+    /// The relations, in document order.
+    fn keys<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        PyList::new(py, self.entries.iter().map(|e| PyString::new(py, &e.rel)))
+    }
+
+    fn values<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let values = self.entries.iter().map(|e| self.value(py, e));
+        PyList::new(py, values.collect::<PyResult<Vec<_>>>()?)
+    }
+
+    fn items<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let items = self.entries.iter().map(|e| {
+            let pair = [PyString::new(py, &e.rel).into_any(), self.value(py, e)?];
+            PyTuple::new(py, pair)
+        });
+        PyList::new(py, items.collect::<PyResult<Vec<_>>>()?)
+    }
+
+    fn __repr__(&self, py: Python<'_>) -> PyResult<String> {
+        Ok(format!("<Links {}>", self.keys(py)?.repr()?))
     }
 }

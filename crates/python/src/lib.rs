@@ -21,9 +21,9 @@ mod _core {
     #[pymodule_export]
     use super::client::NativeClient;
     #[pymodule_export]
-    use super::document::Document;
+    use super::document::{Document, Links};
     #[pymodule_export]
-    use super::rels::RelIndex;
+    use super::rels::{RelCache, RelIndex};
     #[pymodule_export]
     use super::sandbox::{SandboxRequest, SandboxServer};
     #[pymodule_export]

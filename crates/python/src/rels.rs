@@ -1,16 +1,36 @@
 //! `RelIndex`: the relation-name index of `rp_core::rels`, for the Python `Resource` layer.
 //! Frozen (immutable), so one index is shared by every thread without a lock.
 
+use crate::document::Document;
 use crate::errors::Outcome;
+use std::collections::HashMap;
+use std::sync::Mutex;
+
 use pyo3::prelude::*;
 
-use rp_core::hal::Curie;
+use rp_core::error::Error;
+use rp_core::hal::{Curie, Shape};
 use rp_core::rels;
+
+/// Shapes kept per cache; past this many (a hostile or very varied API), it starts afresh.
+const CACHED_SHAPES: usize = 256;
 
 /// The names of a resource's relations: full rel, CURIE form, short name, attribute form.
 #[pyclass(module = "recurring_payments._core", frozen)]
 pub struct RelIndex {
     inner: rels::RelIndex,
+}
+
+impl RelIndex {
+    fn of(rels: &[String], curies: &[Curie], namespace: Option<&str>) -> RelIndex {
+        let inner = rels::RelIndex::new(rels.iter().map(String::as_str), curies, namespace);
+        RelIndex { inner }
+    }
+}
+
+fn to_curies(pairs: Vec<(String, String)>) -> Vec<Curie> {
+    let curies = pairs.into_iter();
+    curies.map(|(name, href)| Curie { name, href }).collect()
 }
 
 #[pymethods]
@@ -20,16 +40,7 @@ impl RelIndex {
     #[pyo3(signature = (rels, curies = Vec::new(), namespace = None),
         text_signature = "(rels, curies=(), namespace=None)")]
     fn new(rels: Vec<String>, curies: Vec<(String, String)>, namespace: Option<String>) -> Self {
-        let curies: Vec<Curie> = curies
-            .into_iter()
-            .map(|(name, href)| Curie { name, href })
-            .collect();
-        let inner = rels::RelIndex::new(
-            rels.iter().map(String::as_str),
-            &curies,
-            namespace.as_deref(),
-        );
-        RelIndex { inner }
+        RelIndex::of(&rels, &to_curies(curies), namespace.as_deref())
     }
 
     /// The full rel `name` designates, or None; LinkNotFoundError if it is ambiguous.
@@ -65,5 +76,90 @@ impl RelIndex {
 
     fn __repr__(&self) -> String {
         format!("<RelIndex of {} relations>", self.inner.len())
+    }
+}
+
+/// The relation indexes of one client's resources, one per [`Shape`] (relations and CURIEs in
+/// scope) under the client's namespace: the responses of one endpoint and the items of a
+/// collection share theirs, so each is built once. The key is read from the body in Rust,
+/// without converting `_links` to Python.
+#[pyclass(module = "recurring_payments._core", frozen)]
+pub struct RelCache {
+    namespace: Option<String>,
+    // Held only for the map's own work (no Python call inside), always with the GIL held: a
+    // fork, which needs the GIL, never happens while it is taken.
+    indexes: Mutex<HashMap<Shape, Py<RelIndex>>>,
+}
+
+impl RelCache {
+    fn index(&self, py: Python<'_>, shape: Shape) -> Outcome<Py<RelIndex>> {
+        let mut indexes = self
+            .indexes
+            .lock()
+            .map_err(|_| Error::Internal("the relation index cache is poisoned".into()))?;
+        if let Some(index) = indexes.get(&shape) {
+            return Ok(index.clone_ref(py));
+        }
+        let namespace = self.namespace.as_deref();
+        let index = Py::new(py, RelIndex::of(&shape.rels, &shape.curies, namespace))?;
+        if indexes.len() >= CACHED_SHAPES {
+            indexes.clear();
+        }
+        indexes.insert(shape, index.clone_ref(py));
+        Ok(index)
+    }
+}
+
+#[pymethods]
+impl RelCache {
+    #[new]
+    #[pyo3(signature = (namespace = None))]
+    fn new(namespace: Option<String>) -> Self {
+        let namespace = namespace.filter(|ns| !ns.is_empty());
+        RelCache {
+            namespace,
+            indexes: Mutex::new(HashMap::new()),
+        }
+    }
+
+    /// The index of `document`'s relations (`_links`, then `_embedded`), with its CURIEs and
+    /// then the `inherited` ones (from the resources embedding it) under other names.
+    #[pyo3(signature = (document, inherited = Vec::new()), text_signature = "($self, document, inherited=())")]
+    fn of_document(
+        &self,
+        py: Python<'_>,
+        document: &Document,
+        inherited: Vec<(String, String)>,
+    ) -> Outcome<Py<RelIndex>> {
+        let inherited = to_curies(inherited);
+        let shape = match document.link_entries(py)? {
+            Some(links) => document.core().shape_of(links.get().entries(), &inherited),
+            None => document.core().shape(&inherited),
+        };
+        self.index(py, shape)
+    }
+
+    /// The index of `rels` with `curies` (as `RelIndex(rels, curies, namespace)`, cached).
+    #[pyo3(signature = (rels, curies = Vec::new()), text_signature = "($self, rels, curies=())")]
+    fn of(
+        &self,
+        py: Python<'_>,
+        rels: Vec<String>,
+        curies: Vec<(String, String)>,
+    ) -> Outcome<Py<RelIndex>> {
+        let shape = Shape {
+            rels,
+            curies: to_curies(curies),
+        };
+        self.index(py, shape)
+    }
+
+    /// How many shapes are cached (at most 256).
+    fn __len__(&self) -> usize {
+        self.indexes.lock().map(|i| i.len()).unwrap_or_default()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<RelCache of {} shapes>", self.__len__())
     }
 }

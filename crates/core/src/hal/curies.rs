@@ -4,10 +4,10 @@
 use super::links::{Link, OneOrMany};
 
 /// The relation that declares a resource's CURIEs.
-const CURIES: &str = "curies";
+pub(super) const CURIES: &str = "curies";
 
 /// A CURIE declared in the `curies` links.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct Curie {
     pub name: String,
     pub href: String,

@@ -103,6 +103,23 @@ impl Document {
         self.index.embedded.as_ref().map(|(at, _)| *at)
     }
 
+    pub(super) fn links_field(&self) -> Option<usize> {
+        self.index.links
+    }
+
+    pub(super) fn value_range(&self, at: usize) -> std::ops::Range<usize> {
+        self.index.values[at].clone()
+    }
+
+    pub(super) fn body(&self) -> &[u8] {
+        &self.body
+    }
+
+    pub(super) fn embedded_names(&self) -> impl Iterator<Item = &str> {
+        let rels = self.index.embedded.as_ref().map(|(_, e)| &e.rels.keys[..]);
+        rels.unwrap_or_default().iter().map(|k| k.text(&self.body))
+    }
+
     /// `_links`, in document order (decoded afresh on each call).
     pub fn links(&self) -> Vec<(String, OneOrMany<Link>)> {
         match self.index.links {

@@ -1,0 +1,176 @@
+//! What a resource's relation index depends on, read without decoding its links: the bindings
+//! cache one index per [`Shape`] (the pages and items of a collection share theirs), and read a
+//! single link's JSON text by its relation instead of converting the whole `_links` object.
+
+use std::ops::Range;
+
+use jiter::Jiter;
+
+use super::curies::{self, Curie, CURIES};
+
+use super::Document;
+
+/// A resource's relations (those of `_links` in document order, then those of `_embedded` not
+/// among them) and its CURIEs in scope (its own, then the inherited ones under other names).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Shape {
+    pub rels: Vec<String>,
+    pub curies: Vec<Curie>,
+}
+
+/// One relation of `_links`: its name and where the JSON text of its value (a link object or an
+/// array of them) is in the body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LinkEntry {
+    pub rel: String,
+    pub value: Range<usize>,
+}
+
+impl Document {
+    /// The relations of `_links`, each once in first-seen order with its last value (as in the
+    /// Python dict of the same text). Scans the object's names; decodes no link.
+    pub fn link_entries(&self) -> Vec<LinkEntry> {
+        let Some(at) = self.links_field() else {
+            return Vec::new();
+        };
+        let range = self.value_range(at);
+        let mut entries: Vec<LinkEntry> = Vec::new();
+        // The pass validated this text: an error cannot happen, and would only cut the list.
+        let _ = scan(&self.body()[range.clone()], range.start, &mut entries);
+        entries
+    }
+
+    /// The JSON text of `_links[rel]` (`rel` exactly as in the document).
+    pub fn link_text(&self, rel: &str) -> Option<&[u8]> {
+        let entries = self.link_entries();
+        let entry = entries.into_iter().find(|e| e.rel == rel)?;
+        Some(&self.body()[entry.value])
+    }
+
+    /// The JSON text of an entry of [`Document::link_entries`].
+    pub fn link_text_at(&self, entry: &LinkEntry) -> &[u8] {
+        // An entry of another document would be out of range: nothing, not a panic.
+        self.body().get(entry.value.clone()).unwrap_or_default()
+    }
+
+    /// The relations of `_embedded`, in document order.
+    pub fn embedded_rels(&self) -> impl Iterator<Item = &str> {
+        self.embedded_names()
+    }
+
+    /// This resource's [`Shape`], with the CURIEs `inherited` from the resources embedding it.
+    pub fn shape(&self, inherited: &[Curie]) -> Shape {
+        self.shape_of(&self.link_entries(), inherited)
+    }
+
+    /// [`Document::shape`] from this document's [`Document::link_entries`], already read.
+    pub fn shape_of(&self, entries: &[LinkEntry], inherited: &[Curie]) -> Shape {
+        let own = match entries.iter().find(|e| e.rel == CURIES) {
+            // Rare: decode the links only when the document declares CURIEs.
+            Some(_) => self.curies(),
+            None => Vec::new(),
+        };
+        let mut rels: Vec<String> = entries.iter().map(|e| e.rel.clone()).collect();
+        let linked = rels.len();
+        for rel in self.embedded_rels() {
+            if !rels[..linked].iter().any(|r| r == rel) {
+                rels.push(rel.to_owned());
+            }
+        }
+        Shape {
+            rels,
+            curies: curies::in_scope(own, inherited),
+        }
+    }
+}
+
+fn scan(text: &[u8], offset: usize, out: &mut Vec<LinkEntry>) -> jiter::JiterResult<()> {
+    let mut jiter = Jiter::new(text);
+    let mut rel = jiter.next_object()?.map(str::to_owned);
+    while let Some(name) = rel {
+        let peek = jiter.peek()?;
+        let start = jiter.current_index();
+        jiter.known_skip(peek)?;
+        let value = offset + start..offset + jiter.current_index();
+        match out.iter_mut().find(|e| e.rel == name) {
+            Some(kept) => kept.value = value,
+            None => out.push(LinkEntry { rel: name, value }),
+        }
+        rel = jiter.next_key()?.map(str::to_owned);
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hal::parse;
+
+    fn rels(shape: &Shape) -> Vec<&str> {
+        shape.rels.iter().map(String::as_str).collect()
+    }
+
+    #[test]
+    fn link_entries_keep_first_place_and_last_value_like_a_python_dict() {
+        let body = r#"{"_links": {"self": {"href": "/a"}, "x\u0079": [{"href": "/1"}],
+            "self": {"href": "/b"}}, "n": 1}"#;
+        let doc = parse(body.as_bytes().to_vec()).unwrap();
+        let entries = doc.link_entries();
+        let names: Vec<&str> = entries.iter().map(|e| e.rel.as_str()).collect();
+        assert_eq!(names, ["self", "xy"]);
+        assert_eq!(doc.link_text("self").unwrap(), br#"{"href": "/b"}"#);
+        assert_eq!(doc.link_text("xy").unwrap(), br#"[{"href": "/1"}]"#);
+        assert_eq!(doc.link_text("x\\u0079"), None);
+        assert_eq!(doc.link_text("n"), None);
+    }
+
+    #[test]
+    fn a_document_without_links_has_no_entries() {
+        let doc = parse(br#"{"n": {"_links": {"self": {"href": "/"}}}}"#.to_vec()).unwrap();
+        assert!(doc.link_entries().is_empty());
+        assert_eq!(doc.shape(&[]).rels, Vec::<String>::new());
+    }
+
+    #[test]
+    fn the_shape_lists_links_then_embedded_rels_not_among_them() {
+        let body = br#"{"_links": {"self": {"href": "/"}, "items": {"href": "/i"}},
+            "_embedded": {"items": [], "other": {"_links": {}}}}"#;
+        let doc = parse(body.to_vec()).unwrap();
+        assert_eq!(rels(&doc.shape(&[])), ["self", "items", "other"]);
+        assert!(doc.shape(&[]).curies.is_empty());
+    }
+
+    #[test]
+    fn the_shape_has_own_curies_first_then_inherited_ones_under_other_names() {
+        let body =
+            br#"{"_links": {"curies": [{"name": "ex", "href": "/x/{rel}", "templated": true},
+            {"href": "/nameless/{rel}"}], "ex:a": {"href": "/a"}}}"#;
+        let doc = parse(body.to_vec()).unwrap();
+        let curie = |name: &str, href: &str| Curie {
+            name: name.into(),
+            href: href.into(),
+        };
+        let inherited = [curie("ex", "/parent/{rel}"), curie("up", "/up/{rel}")];
+        let shape = doc.shape(&inherited);
+        assert_eq!(rels(&shape), ["curies", "ex:a"]);
+        assert_eq!(
+            shape.curies,
+            [curie("ex", "/x/{rel}"), curie("up", "/up/{rel}")]
+        );
+    }
+
+    #[test]
+    fn items_of_one_collection_share_their_shape() {
+        let body = br#"{"_embedded": {"m": [
+            {"_links": {"self": {"href": "/1"}, "c": {"href": "/c/1"}}, "s": 1},
+            {"s": 2, "_links": {"self": {"href": "/2"}, "c": {"href": "/c/2"}}}]}}"#;
+        let doc = parse(body.to_vec()).unwrap();
+        let embedded = doc.embedded_by_rel("m").unwrap();
+        let shapes: Vec<Shape> = embedded.iter().map(|d| d.shape(&[])).collect();
+        assert_eq!(shapes[0], shapes[1]);
+        assert_eq!(
+            embedded.as_slice()[1].link_text("c").unwrap(),
+            br#"{"href": "/c/2"}"#
+        );
+    }
+}
