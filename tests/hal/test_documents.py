@@ -298,11 +298,13 @@ LINK_BODIES = [
         id="a repeated relation keeps its first place and its last value",
     ),
     pytest.param(
-        b'{"_links": {"\\u0073elf": {"href": "/s"}, "ite\\u006ds": [{"href": "/1"}, {"href": "/2"}]}}',
+        b'{"_links": {"\\u0073elf": {"href": "/s"}, '
+        b'"ite\\u006ds": [{"href": "/1"}, {"href": "/2"}]}}',
         id="escaped relations",
     ),
     pytest.param(
-        b'{"_links": {"items": [], "one": [{"href": "/o", "title": "\\u00e9", "x": [1, {"y": null}]}]}}',
+        b'{"_links": {"items": [], '
+        b'"one": [{"href": "/o", "title": "\\u00e9", "x": [1, {"y": null}]}]}}',
         id="arrays and extra members",
     ),
     pytest.param(
