@@ -15,7 +15,7 @@ use super::Document;
 use crate::error::{Error, Result};
 
 /// Objects with more names than this get a hash index; smaller ones are scanned.
-const SCANNED: usize = 16;
+pub(super) const SCANNED: usize = 16;
 
 /// The fields of HAL itself; every other field of a resource is its state.
 pub(super) const LINKS: &str = "_links";
