@@ -37,6 +37,16 @@ impl Key {
         }
     }
 
+    /// The name's bytes, for comparisons: the body was validated as UTF-8 once, and jiter cut
+    /// the name at its quotes, so equal bytes are equal names without decoding them again.
+    pub(super) fn bytes<'a>(&'a self, body: &'a [u8]) -> &'a [u8] {
+        match self {
+            Key::At(range) => &body[range.clone()],
+            Key::Decoded(text) => text.as_bytes(),
+        }
+    }
+
+    /// The name as text, for readers.
     pub(super) fn text<'a>(&'a self, body: &'a [u8]) -> &'a str {
         match self {
             // validated UTF-8 (the whole body is), and jiter cut it at the quotes
@@ -50,30 +60,34 @@ impl Key {
 #[derive(Default)]
 pub(super) struct Names {
     pub(super) keys: Vec<Key>,
-    by_name: Option<HashMap<Box<str>, usize>>,
+    by_name: Option<HashMap<Box<[u8]>, usize>>,
 }
 
 impl Names {
     pub(super) fn find(&self, body: &[u8], name: &str) -> Option<usize> {
+        self.position(body, name.as_bytes())
+    }
+
+    fn position(&self, body: &[u8], name: &[u8]) -> Option<usize> {
         match &self.by_name {
             Some(map) => map.get(name).copied(),
-            None => self.keys.iter().position(|k| k.text(body) == name),
+            None => self.keys.iter().position(|k| k.bytes(body) == name),
         }
     }
 
     /// Where `key` is, and whether it was new (a repeated name keeps its first place).
     fn add(&mut self, body: &[u8], key: Key) -> (usize, bool) {
-        if let Some(at) = self.find(body, key.text(body)) {
+        if let Some(at) = self.position(body, key.bytes(body)) {
             return (at, false);
         }
         let at = self.keys.len();
         if let Some(map) = &mut self.by_name {
-            map.insert(key.text(body).into(), at);
+            map.insert(key.bytes(body).into(), at);
         }
         self.keys.push(key);
         if self.by_name.is_none() && self.keys.len() > SCANNED {
             let named = self.keys.iter().enumerate();
-            self.by_name = Some(named.map(|(i, k)| (k.text(body).into(), i)).collect());
+            self.by_name = Some(named.map(|(i, k)| (k.bytes(body).into(), i)).collect());
         }
         (at, true)
     }
@@ -184,11 +198,13 @@ fn object(jiter: &mut Jiter<'_>, body: &[u8], level: usize) -> Walk<Index> {
         let peek = jiter.peek()?;
         let value_start = jiter.current_index();
         let mut embedded = None;
-        let is_links = key.text(body) == LINKS;
-        match key.text(body) {
-            LINKS => links(jiter, body, peek, level + 1)?,
-            EMBEDDED => embedded = Some(embedded_rels(jiter, body, peek, level + 1)?),
-            _ => skip(jiter, peek, level + 1)?,
+        let is_links = key.bytes(body) == LINKS.as_bytes();
+        if is_links {
+            links(jiter, body, peek, level + 1)?;
+        } else if key.bytes(body) == EMBEDDED.as_bytes() {
+            embedded = Some(embedded_rels(jiter, body, peek, level + 1)?);
+        } else {
+            skip(jiter, peek, level + 1)?;
         }
         let value = value_start..jiter.current_index();
         let at = match index.names.add(body, key) {
