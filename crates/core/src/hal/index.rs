@@ -60,26 +60,42 @@ impl Key {
 #[derive(Default)]
 pub(super) struct Names {
     pub(super) keys: Vec<Key>,
+    /// The `mark`s of the names so far: a name whose bit is clear is new without a scan (the
+    /// usual case: names rarely repeat, so a scan would compare them all in vain).
+    marks: u64,
     by_name: Option<HashMap<Box<[u8]>, usize>>,
+}
+
+/// One of 64 bits for a name, from its length and first, middle and last bytes (a
+/// multiplicative hash of them): the few names of one object mostly get different bits.
+fn mark(name: &[u8]) -> u64 {
+    let n = name.len();
+    let byte = |i: usize| u64::from(name.get(i).copied().unwrap_or(0));
+    let mixed = n as u64 | byte(0) << 8 | byte(n / 2) << 16 | byte(n.wrapping_sub(1)) << 24;
+    1 << (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
 }
 
 impl Names {
     pub(super) fn find(&self, body: &[u8], name: &str) -> Option<usize> {
-        self.position(body, name.as_bytes())
+        let name = name.as_bytes();
+        self.position(body, name, mark(name))
     }
 
-    fn position(&self, body: &[u8], name: &[u8]) -> Option<usize> {
+    fn position(&self, body: &[u8], name: &[u8], mark: u64) -> Option<usize> {
         match &self.by_name {
             Some(map) => map.get(name).copied(),
+            None if self.marks & mark == 0 => None,
             None => self.keys.iter().position(|k| k.bytes(body) == name),
         }
     }
 
     /// Where `key` is, and whether it was new (a repeated name keeps its first place).
     fn add(&mut self, body: &[u8], key: Key) -> (usize, bool) {
-        if let Some(at) = self.position(body, key.bytes(body)) {
+        let mark = mark(key.bytes(body));
+        if let Some(at) = self.position(body, key.bytes(body), mark) {
             return (at, false);
         }
+        self.marks |= mark;
         let at = self.keys.len();
         if let Some(map) = &mut self.by_name {
             map.insert(key.bytes(body).into(), at);
