@@ -701,3 +701,28 @@ fn siblings_of_different_shapes_are_each_indexed_as_sent() {
         }
     }
 }
+
+#[test]
+fn bad_escapes_in_names_are_invalid_json_wherever_the_name_is() {
+    // A bad escape in a name is refused as invalid JSON at every level (an indexed object, a
+    // skipped one, `_links`, a link, `_embedded`, an item), with jiter's message and position.
+    let cases = [
+        ("{\"a\\x\": 1}", "response body is not valid JSON: invalid escape at line 1 column 5"),
+        ("{\"\\ud800\": 1}", "response body is not valid JSON: unexpected end of hex escape at line 1 column 9"),
+        ("{\"\\udc00x\": 1}", "response body is not valid JSON: lone leading surrogate in hex escape at line 1 column 8"),
+        ("{\"\\ud800\\u0041\": 1}", "response body is not valid JSON: lone leading surrogate in hex escape at line 1 column 14"),
+        ("{\"\\u12\": 1}", "response body is not valid JSON: invalid escape at line 1 column 7"),
+        ("{\"ok\": 1, \"a\\q\": 2}", "response body is not valid JSON: invalid escape at line 1 column 14"),
+        ("{\"x\": {\"\\ud800\": 1}}", "response body is not valid JSON: unexpected end of hex escape at line 1 column 15"),
+        ("{\"x\": [{\"y\": {\"a\\x\": 1}}]}", "response body is not valid JSON: invalid escape at line 1 column 18"),
+        ("{\"_links\": {\"\\ud800\": {\"href\": \"/\"}}}", "response body is not valid JSON: unexpected end of hex escape at line 1 column 20"),
+        ("{\"_links\": {\"self\": {\"hr\\ef\": \"/\"}}}", "response body is not valid JSON: invalid escape at line 1 column 26"),
+        ("{\"_embedded\": {\"\\udfff\": {}}}", "response body is not valid JSON: lone leading surrogate in hex escape at line 1 column 22"),
+        ("{\"_embedded\": {\"e\": [{\"\\ud800\": 1}]}}", "response body is not valid JSON: unexpected end of hex escape at line 1 column 30"),
+        ("{\"a\u{1}\": 1}", "response body is not valid JSON: control character (\\u0000-\\u001F) found while parsing a string at line 1 column 4"),
+        ("{\"a\\", "response body is not valid JSON: EOF while parsing a string at line 1 column 4"),
+    ];
+    for (body, message) in cases {
+        assert_eq!(parse_error(body), message, "{body:?}");
+    }
+}
