@@ -41,7 +41,7 @@ impl Document {
 
     /// How many fields (each name once), `_links` and `_embedded` included.
     pub fn len(&self) -> usize {
-        self.index.names.len()
+        self.index.fields.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -50,7 +50,7 @@ impl Document {
 
     /// The name of field `at` (`0..len()`, document order).
     pub fn name(&self, at: usize) -> &str {
-        self.index.names.keys[at].text(&self.body)
+        self.index.fields.name(&self.body, at)
     }
 
     /// Every field name, in document order.
@@ -60,12 +60,12 @@ impl Document {
 
     /// Where the field `name` is.
     pub fn find(&self, name: &str) -> Option<usize> {
-        self.index.names.find(&self.body, name)
+        self.index.fields.find(&self.body, name)
     }
 
     /// The JSON text of field `at`'s value (of its last occurrence, should the name repeat).
     pub fn raw(&self, at: usize) -> &[u8] {
-        &self.body[self.index.values[at].clone()]
+        &self.body[self.index.fields.value(at).clone()]
     }
 
     /// The JSON text of the field `name`.
@@ -146,12 +146,12 @@ impl Document {
             return Vec::new();
         };
         let child = |index: &Arc<Index>| Document::new(self.body.clone(), Arc::clone(index));
-        let rels = embedded.rels.keys.iter().map(|k| k.text(&self.body));
-        let children = embedded.children.iter().map(|children| match children {
+        let children = |children: &Children| match children {
             Children::One(index) => OneOrMany::One(child(index)),
             Children::Many(items) => OneOrMany::Many(items.iter().map(child).collect()),
-        });
-        rels.zip(children).collect()
+        };
+        let rels = embedded.iter(&self.body);
+        rels.map(|(rel, items)| (rel, children(items))).collect()
     }
 
     /// The embedded resources of relation `rel`, named exactly as in `_embedded`.

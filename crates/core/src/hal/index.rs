@@ -15,7 +15,7 @@ use super::Document;
 use crate::error::{Error, Result};
 
 /// Objects with more names than this get a hash index; smaller ones are scanned.
-const SCANNED: usize = 16;
+pub(super) const SCANNED: usize = 16;
 
 /// The fields of HAL itself; every other field of a resource is its state.
 pub(super) const LINKS: &str = "_links";
@@ -37,6 +37,16 @@ impl Key {
         }
     }
 
+    /// The name's bytes, for comparisons: the body was validated as UTF-8 once, and jiter cut
+    /// the name at its quotes, so equal bytes are equal names without decoding them again.
+    pub(super) fn bytes<'a>(&'a self, body: &'a [u8]) -> &'a [u8] {
+        match self {
+            Key::At(range) => &body[range.clone()],
+            Key::Decoded(text) => text.as_bytes(),
+        }
+    }
+
+    /// The name as text, for readers.
     pub(super) fn text<'a>(&'a self, body: &'a [u8]) -> &'a str {
         match self {
             // validated UTF-8 (the whole body is), and jiter cut it at the quotes
@@ -46,40 +56,96 @@ impl Key {
     }
 }
 
-/// Names in first-seen order, each once; found by scanning (few) or by hash (many).
-#[derive(Default)]
-pub(super) struct Names {
-    pub(super) keys: Vec<Key>,
-    by_name: Option<HashMap<Box<str>, usize>>,
+/// Names in first-seen order, each once with its value (of its last occurrence, as in a Python
+/// dict); found by scanning (few) or by hash (many).
+pub(super) struct Names<V> {
+    entries: Vec<(Key, V)>,
+    /// The `mark`s of the names so far: a name whose bit is clear is new without a scan (the
+    /// usual case: names rarely repeat, so a scan would compare them all in vain).
+    marks: u64,
+    by_name: Option<HashMap<Box<[u8]>, usize>>,
 }
 
-impl Names {
-    pub(super) fn find(&self, body: &[u8], name: &str) -> Option<usize> {
-        match &self.by_name {
-            Some(map) => map.get(name).copied(),
-            None => self.keys.iter().position(|k| k.text(body) == name),
+/// One of 64 bits for a name, from its length and first, middle and last bytes (a
+/// multiplicative hash of them): the few names of one object mostly get different bits.
+fn mark(name: &[u8]) -> u64 {
+    let n = name.len();
+    let byte = |i: usize| u64::from(name.get(i).copied().unwrap_or(0));
+    let mixed = n as u64 | byte(0) << 8 | byte(n / 2) << 16 | byte(n.wrapping_sub(1)) << 24;
+    1 << (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 58)
+}
+
+impl<V> Default for Names<V> {
+    fn default() -> Self {
+        Names::with_capacity(0)
+    }
+}
+
+impl<V> Names<V> {
+    fn with_capacity(capacity: usize) -> Self {
+        Names {
+            entries: Vec::with_capacity(capacity),
+            marks: 0,
+            by_name: None,
         }
     }
 
-    /// Where `key` is, and whether it was new (a repeated name keeps its first place).
-    fn add(&mut self, body: &[u8], key: Key) -> (usize, bool) {
-        if let Some(at) = self.find(body, key.text(body)) {
-            return (at, false);
+    pub(super) fn find(&self, body: &[u8], name: &str) -> Option<usize> {
+        let name = name.as_bytes();
+        self.position(body, name, mark(name))
+    }
+
+    fn position(&self, body: &[u8], name: &[u8], mark: u64) -> Option<usize> {
+        match &self.by_name {
+            Some(map) => map.get(name).copied(),
+            None if self.marks & mark == 0 => None,
+            None => self.entries.iter().position(|(k, _)| k.bytes(body) == name),
         }
-        let at = self.keys.len();
+    }
+
+    /// Give `key`'s name `value`: a new name goes last, a repeated one keeps its first place.
+    /// Returns where the name is.
+    fn insert(&mut self, body: &[u8], key: Key, value: V) -> usize {
+        let mark = mark(key.bytes(body));
+        if let Some(at) = self.position(body, key.bytes(body), mark) {
+            self.entries[at].1 = value;
+            return at;
+        }
+        self.marks |= mark;
+        let at = self.entries.len();
         if let Some(map) = &mut self.by_name {
-            map.insert(key.text(body).into(), at);
+            map.insert(key.bytes(body).into(), at);
         }
-        self.keys.push(key);
-        if self.by_name.is_none() && self.keys.len() > SCANNED {
-            let named = self.keys.iter().enumerate();
-            self.by_name = Some(named.map(|(i, k)| (k.text(body).into(), i)).collect());
+        self.entries.push((key, value));
+        if self.by_name.is_none() && self.entries.len() > SCANNED {
+            let named = self.entries.iter().enumerate();
+            self.by_name = Some(named.map(|(i, (k, _))| (k.bytes(body).into(), i)).collect());
         }
-        (at, true)
+        at
+    }
+
+    /// Drop the spare capacity, if any (none when a sibling's width was right).
+    fn shrink(&mut self) {
+        if self.entries.capacity() > self.entries.len() {
+            self.entries.shrink_to_fit();
+        }
     }
 
     pub(super) fn len(&self) -> usize {
-        self.keys.len()
+        self.entries.len()
+    }
+
+    pub(super) fn name<'a>(&'a self, body: &'a [u8], at: usize) -> &'a str {
+        self.entries[at].0.text(body)
+    }
+
+    pub(super) fn value(&self, at: usize) -> &V {
+        &self.entries[at].1
+    }
+
+    /// (name, value) in order.
+    pub(super) fn iter<'a>(&'a self, body: &'a [u8]) -> impl Iterator<Item = (&'a str, &'a V)> {
+        self.entries.iter().map(move |(k, v)| (k.text(body), v))
     }
 }
 
@@ -92,20 +158,16 @@ pub(super) enum Children {
 /// Where everything of one JSON object of the body is.
 pub(super) struct Index {
     pub(super) span: Range<usize>,
-    /// The field names; a repeated name keeps its last value, as in a Python dict.
-    pub(super) names: Names,
-    pub(super) values: Vec<Range<usize>>,
+    /// Each field's name and where its value is.
+    pub(super) fields: Names<Range<usize>>,
     /// Which field is `_links` (validated, decoded on request).
     pub(super) links: Option<usize>,
     /// The field `_embedded`, and its relations indexed in turn.
     pub(super) embedded: Option<(usize, Embedded)>,
 }
 
-#[derive(Default)]
-pub(super) struct Embedded {
-    pub(super) rels: Names,
-    pub(super) children: Vec<Children>,
-}
+/// The relations of `_embedded`, each with its resources.
+pub(super) type Embedded = Names<Children>;
 
 /// Why a body was refused: JSON syntax (described with jiter's position) or HAL shape.
 pub(super) enum Refusal {
@@ -152,7 +214,7 @@ fn index_body(jiter: &mut Jiter<'_>, body: &[u8]) -> Walk<Index> {
         jiter.finish()?; // invalid JSON is reported as such before its type
         return Err(Refusal::Hal("response body is not a JSON object".into()));
     }
-    let index = object(jiter, body, 1)?;
+    let index = object(jiter, body, 1, 0)?;
     jiter.finish()?;
     Ok(index)
 }
@@ -168,14 +230,13 @@ pub(super) fn next_name(jiter: &mut Jiter<'_>, body: &[u8]) -> Walk<Option<Key>>
 }
 
 /// Index the object at the cursor (its `{` peeked, at nesting `level`), checking `_links` and
-/// `_embedded`.
-fn object(jiter: &mut Jiter<'_>, body: &[u8], level: usize) -> Walk<Index> {
+/// `_embedded`; its table starts with room for `width` fields.
+fn object(jiter: &mut Jiter<'_>, body: &[u8], level: usize, width: usize) -> Walk<Index> {
     within_limit(level)?;
     let start = jiter.current_index();
     let mut index = Index {
         span: start..start,
-        names: Names::default(),
-        values: Vec::new(),
+        fields: Names::with_capacity(width),
         links: None,
         embedded: None,
     };
@@ -184,23 +245,16 @@ fn object(jiter: &mut Jiter<'_>, body: &[u8], level: usize) -> Walk<Index> {
         let peek = jiter.peek()?;
         let value_start = jiter.current_index();
         let mut embedded = None;
-        let is_links = key.text(body) == LINKS;
-        match key.text(body) {
-            LINKS => links(jiter, body, peek, level + 1)?,
-            EMBEDDED => embedded = Some(embedded_rels(jiter, body, peek, level + 1)?),
-            _ => skip(jiter, peek, level + 1)?,
+        let is_links = key.bytes(body) == LINKS.as_bytes();
+        if is_links {
+            links(jiter, body, peek, level + 1)?;
+        } else if key.bytes(body) == EMBEDDED.as_bytes() {
+            embedded = Some(embedded_rels(jiter, body, peek, level + 1)?);
+        } else {
+            skip(jiter, peek, level + 1)?;
         }
         let value = value_start..jiter.current_index();
-        let at = match index.names.add(body, key) {
-            (at, true) => {
-                index.values.push(value);
-                at
-            }
-            (at, false) => {
-                index.values[at] = value;
-                at
-            }
-        };
+        let at = index.fields.insert(body, key, value);
         if is_links {
             index.links = Some(at);
         }
@@ -209,6 +263,7 @@ fn object(jiter: &mut Jiter<'_>, body: &[u8], level: usize) -> Walk<Index> {
         }
         name = next_name(jiter, body)?;
     }
+    index.fields.shrink();
     index.span.end = jiter.current_index();
     Ok(index)
 }
@@ -227,25 +282,28 @@ fn embedded_rels(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, level: usize) -
         let children = if peek == Peek::Array {
             within_limit(level + 1)?;
             let mut items = Vec::new();
+            // The items of a collection share a shape: each table starts at its previous
+            // sibling's width, so that it is allocated once, at its size.
+            let mut width = 0;
             let mut item = jiter.known_array()?;
             while let Some(peek) = item {
                 if peek != Peek::Object {
                     return Err(not_object());
                 }
-                items.push(Arc::new(object(jiter, body, level + 2)?));
+                let index = object(jiter, body, level + 2, width)?;
+                width = index.fields.len();
+                items.push(Arc::new(index));
                 item = jiter.array_step()?;
             }
             Children::Many(items)
         } else if peek == Peek::Object {
-            Children::One(Arc::new(object(jiter, body, level + 1)?))
+            Children::One(Arc::new(object(jiter, body, level + 1, 0)?))
         } else {
             return Err(not_object());
         };
-        match embedded.rels.add(body, key) {
-            (_, true) => embedded.children.push(children),
-            (at, false) => embedded.children[at] = children,
-        }
+        embedded.insert(body, key, children);
         rel = next_name(jiter, body)?;
     }
+    embedded.shrink();
     Ok(embedded)
 }

@@ -102,9 +102,9 @@ fn link(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, rel: &Key, level: usize)
     let mut name = first_name(jiter, body)?;
     while let Some(key) = name {
         let peek = jiter.peek()?;
-        match key.text(body) {
-            "href" => href = Some(peek == Peek::String),
-            "templated" => templated = Some(peek == Peek::True || peek == Peek::False),
+        match key.bytes(body) {
+            b"href" => href = Some(peek == Peek::String),
+            b"templated" => templated = Some(peek == Peek::True || peek == Peek::False),
             _ => {}
         }
         skip(jiter, peek, level + 1)?;

@@ -1,5 +1,6 @@
 use serde_json::{json, Value};
 
+use super::index::SCANNED;
 use super::*;
 use crate::error::{Error, Result};
 
@@ -482,4 +483,246 @@ fn rel_index_uses_the_documents_curies() {
     let index = d.rel_index(&[], None);
     assert_eq!(index.resolve("https://x/rels/thing").unwrap(), "ex:thing");
     assert_eq!(index.resolve("thing").unwrap(), "ex:thing");
+}
+
+/// An object's text from (name as written in JSON, without quotes; value) pairs, and what
+/// `json.loads` makes of it: each name once, in first-seen order, with its last value.
+/// `decoded` gives the name a written name stands for (escapes resolved).
+fn object_text(
+    pairs: &[(&str, i64)],
+    decoded: impl Fn(&str) -> String,
+) -> (String, Vec<(String, i64)>) {
+    let fields: Vec<String> = pairs.iter().map(|(n, v)| format!("\"{n}\": {v}")).collect();
+    let mut model: Vec<(String, i64)> = Vec::new();
+    for (written, v) in pairs {
+        let name = decoded(written);
+        match model.iter_mut().find(|(n, _)| *n == name) {
+            Some(kept) => kept.1 = *v,
+            None => model.push((name, *v)),
+        }
+    }
+    (format!("{{{}}}", fields.join(", ")), model)
+}
+
+/// `d` has exactly the model's names, in order, each found with its value; `absent` are not found.
+fn holds(d: &Document, model: &[(String, i64)], absent: &[&str]) {
+    let names: Vec<&str> = model.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(d.names().collect::<Vec<_>>(), names);
+    assert_eq!(d.len(), model.len());
+    for (at, (name, v)) in model.iter().enumerate() {
+        assert_eq!(d.find(name), Some(at), "{name:?}");
+        assert_eq!(value(d, name), json!(v), "{name:?}");
+    }
+    for name in absent {
+        assert_eq!(d.find(name), None, "{name:?}");
+    }
+}
+
+fn unescape(written: &str) -> String {
+    serde_json::from_str(&format!("\"{written}\"")).unwrap()
+}
+
+#[test]
+fn repeated_names_across_the_scanned_boundary() {
+    // Repeats before, at and after the object switches from scanning to its hash index.
+    let distinct: Vec<String> = (0..40).map(|i| format!("n{i}")).collect();
+    for width in [SCANNED - 1, SCANNED, SCANNED + 1, 40] {
+        for repeated in [0, width / 2, width - 1] {
+            for extra in 0..3 {
+                let mut pairs: Vec<(&str, i64)> = Vec::new();
+                for (i, name) in distinct[..width].iter().enumerate() {
+                    pairs.push((name, i as i64));
+                    if i == width - 1 - extra.min(width - 1) {
+                        pairs.push((&distinct[repeated], 1000 + i as i64));
+                    }
+                }
+                pairs.push((&distinct[repeated], -1)); // the last value wins
+                let (text, model) = object_text(&pairs, str::to_owned);
+                let d = parse(text.into_bytes()).unwrap();
+                holds(&d, &model, &["n40", "n", "n00", ""]);
+                assert_eq!(value(&d, &distinct[repeated]), json!(-1));
+            }
+        }
+    }
+}
+
+#[test]
+fn escaped_names_repeat_unescaped_ones() {
+    let many: Vec<String> = (0..20).map(|i| format!("m{i}")).collect();
+    let cases: Vec<Vec<(&str, i64)>> = vec![
+        vec![("a", 1), ("\\u0061", 2)],
+        vec![("\\u0061", 1), ("a", 2)],
+        vec![("\\u0061", 1), ("b", 2), ("\\u0061", 3), ("a", 4)],
+        vec![("caf\\u00e9", 1), ("café", 2), ("cafe", 3)],
+        vec![("a\\\"b", 1), ("a\\u0022b", 2), ("a", 3)],
+    ];
+    for pairs in &cases {
+        let (text, model) = object_text(pairs, unescape);
+        holds(
+            &parse(text.into_bytes()).unwrap(),
+            &model,
+            &["\\u0061", "c"],
+        );
+    }
+    // The same across the boundary: an escaped repeat of a scanned name once the hash is built.
+    let mut pairs: Vec<(&str, i64)> = vec![("a", 0)];
+    pairs.extend(
+        many.iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), i as i64 + 1)),
+    );
+    pairs.push(("\\u0061", 99));
+    pairs.push(("\\u006d0", 98)); // "m0"
+    let (text, model) = object_text(&pairs, unescape);
+    let d = parse(text.into_bytes()).unwrap();
+    holds(&d, &model, &["b"]);
+    assert_eq!(value(&d, "a"), json!(99));
+    assert_eq!(value(&d, "m0"), json!(98));
+    // An escaped `_links` is `_links`: checked as links, and found as such.
+    let d = parse(&br#"{"\u005flinks": {"self": {"href": "/s"}}}"#[..]).unwrap();
+    assert_eq!(d.kind(0), Kind::Links);
+    assert_eq!(d.self_href().as_deref(), Some("/s"));
+    let refused = parse(&br#"{"\u005flinks": 1}"#[..]);
+    assert!(refused.is_err());
+}
+
+#[test]
+fn names_that_share_a_prefix_or_a_length_stay_apart() {
+    let pairs: Vec<(&str, i64)> = vec![
+        ("ab", 1),
+        ("ba", 2),
+        ("a", 3),
+        ("abc", 4),
+        ("abd", 5),
+        ("aab", 6),
+        ("b", 7),
+        ("abcdefghijklmnop", 8),
+        ("abcdefghijklmnoq", 9),
+        ("bbcdefghijklmnop", 10),
+        ("abd", 11),
+        ("ab", 12),
+        ("a", 13),
+    ];
+    let (text, model) = object_text(&pairs, str::to_owned);
+    let d = parse(text.into_bytes()).unwrap();
+    holds(
+        &d,
+        &model,
+        &[
+            "",
+            "aa",
+            "abcd",
+            "abcdefghijklmno",
+            "c",
+            "abcdefghijklmnopq",
+        ],
+    );
+}
+
+#[test]
+fn empty_names_are_names() {
+    for pairs in [
+        vec![("", 1)],
+        vec![("", 1), ("a", 2), ("", 3)],
+        vec![("a", 1), ("", 2), ("b", 3), ("", 4), ("a", 5)],
+    ] {
+        let (text, model) = object_text(&pairs, str::to_owned);
+        holds(&parse(text.into_bytes()).unwrap(), &model, &["b0", " "]);
+    }
+    let many: Vec<String> = (0..30).map(|i| format!("e{i}")).collect();
+    let mut pairs: Vec<(&str, i64)> = vec![("", -5)];
+    pairs.extend(many.iter().enumerate().map(|(i, n)| (n.as_str(), i as i64)));
+    pairs.push(("", 7));
+    let (text, model) = object_text(&pairs, str::to_owned);
+    let d = parse(text.into_bytes()).unwrap();
+    holds(&d, &model, &["e30", " "]);
+    assert_eq!(value(&d, ""), json!(7));
+}
+
+#[test]
+fn siblings_of_different_shapes_are_each_indexed_as_sent() {
+    // The items of an array, wider, narrower and equal to their previous sibling, some with
+    // repeats, links or their own embedded items.
+    let widths = [0usize, 1, 8, 8, 3, 20, 20, 2, 17, 0, 16, 40, 1];
+    let mut items = Vec::new();
+    let mut models = Vec::new();
+    for (k, width) in widths.iter().enumerate() {
+        let names: Vec<String> = (0..*width)
+            .map(|i| format!("k{}", (i * 7 + k) % 41))
+            .collect();
+        let mut pairs: Vec<(&str, i64)> = names
+            .iter()
+            .enumerate()
+            .map(|(i, n)| (n.as_str(), (k * 100 + i) as i64))
+            .collect();
+        if k % 3 == 1 && *width > 0 {
+            pairs.push((&names[0], -(k as i64)));
+        }
+        let (text, model) = object_text(&pairs, str::to_owned);
+        items.push(text);
+        models.push(model);
+    }
+    let body = format!(
+        r#"{{"_embedded": {{"items": [{}], "one": {{"x": 1, "_links": {{"self": {{"href": "/o"}}}}}}}}}}"#,
+        items.join(", ")
+    );
+    let d = parse(body.into_bytes()).unwrap();
+    let items = d.embedded_by_rel("items").unwrap();
+    assert_eq!(items.as_slice().len(), widths.len());
+    for (item, model) in items.iter().zip(&models) {
+        holds(item, model, &["k41", "x"]);
+    }
+    let one = d.embedded_by_rel("one").unwrap();
+    assert_eq!(one.first().unwrap().self_href().as_deref(), Some("/o"));
+    // Nested collections: each level's siblings sized on their own.
+    let inner = |n: usize| {
+        let fields: Vec<String> = (0..n).map(|i| format!("\"i{i}\": {i}")).collect();
+        format!("{{{}}}", fields.join(","))
+    };
+    let outer: Vec<String> = (0..6)
+        .map(|k| {
+            let list: Vec<String> = (0..k).map(|j| inner(j * 5)).collect();
+            format!(
+                r#"{{"o": {k}, "_embedded": {{"in": [{}]}}}}"#,
+                list.join(",")
+            )
+        })
+        .collect();
+    let body = format!(r#"{{"_embedded": {{"out": [{}]}}}}"#, outer.join(","));
+    let d = parse(body.into_bytes()).unwrap();
+    for (k, item) in d.embedded_by_rel("out").unwrap().iter().enumerate() {
+        assert_eq!(value(item, "o"), json!(k));
+        let inner = item.embedded_by_rel("in").unwrap();
+        for (j, doc) in inner.iter().enumerate() {
+            assert_eq!(doc.len(), j * 5);
+            for i in 0..j * 5 {
+                assert_eq!(value(doc, &format!("i{i}")), json!(i));
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_escapes_in_names_are_invalid_json_wherever_the_name_is() {
+    // A bad escape in a name is refused as invalid JSON at every level (an indexed object, a
+    // skipped one, `_links`, a link, `_embedded`, an item), with jiter's message and position.
+    let cases = [
+        ("{\"a\\x\": 1}", "response body is not valid JSON: invalid escape at line 1 column 5"),
+        ("{\"\\ud800\": 1}", "response body is not valid JSON: unexpected end of hex escape at line 1 column 9"),
+        ("{\"\\udc00x\": 1}", "response body is not valid JSON: lone leading surrogate in hex escape at line 1 column 8"),
+        ("{\"\\ud800\\u0041\": 1}", "response body is not valid JSON: lone leading surrogate in hex escape at line 1 column 14"),
+        ("{\"\\u12\": 1}", "response body is not valid JSON: invalid escape at line 1 column 7"),
+        ("{\"ok\": 1, \"a\\q\": 2}", "response body is not valid JSON: invalid escape at line 1 column 14"),
+        ("{\"x\": {\"\\ud800\": 1}}", "response body is not valid JSON: unexpected end of hex escape at line 1 column 15"),
+        ("{\"x\": [{\"y\": {\"a\\x\": 1}}]}", "response body is not valid JSON: invalid escape at line 1 column 18"),
+        ("{\"_links\": {\"\\ud800\": {\"href\": \"/\"}}}", "response body is not valid JSON: unexpected end of hex escape at line 1 column 20"),
+        ("{\"_links\": {\"self\": {\"hr\\ef\": \"/\"}}}", "response body is not valid JSON: invalid escape at line 1 column 26"),
+        ("{\"_embedded\": {\"\\udfff\": {}}}", "response body is not valid JSON: lone leading surrogate in hex escape at line 1 column 22"),
+        ("{\"_embedded\": {\"e\": [{\"\\ud800\": 1}]}}", "response body is not valid JSON: unexpected end of hex escape at line 1 column 30"),
+        ("{\"a\u{1}\": 1}", "response body is not valid JSON: control character (\\u0000-\\u001F) found while parsing a string at line 1 column 4"),
+        ("{\"a\\", "response body is not valid JSON: EOF while parsing a string at line 1 column 4"),
+    ];
+    for (body, message) in cases {
+        assert_eq!(parse_error(body), message, "{body:?}");
+    }
 }
