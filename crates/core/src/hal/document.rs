@@ -108,7 +108,7 @@ impl Document {
     }
 
     pub(super) fn value_range(&self, at: usize) -> std::ops::Range<usize> {
-        self.index.values[at].clone()
+        self.index.fields.value(at).clone()
     }
 
     pub(super) fn body(&self) -> &[u8] {
@@ -116,8 +116,10 @@ impl Document {
     }
 
     pub(super) fn embedded_names(&self) -> impl Iterator<Item = &str> {
-        let rels = self.index.embedded.as_ref().map(|(_, e)| &e.rels.keys[..]);
-        rels.unwrap_or_default().iter().map(|k| k.text(&self.body))
+        let embedded = self.index.embedded.as_ref().map(|(_, rels)| rels);
+        embedded
+            .into_iter()
+            .flat_map(|rels| rels.iter(&self.body).map(|(rel, _)| rel))
     }
 
     /// `_links`, in document order (decoded afresh on each call).
