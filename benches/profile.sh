@@ -54,4 +54,4 @@ for workload in "${workloads[@]}"; do
         | tee "$out/$workload.txt"
 done
 echo "== the steps of a warm follow, by wall clock (µs, medians)"
-"$python" "$here/anatomy.py" 9 2000
+[ -n "${PROFILE_NO_ANATOMY:-}" ] || "$python" "$here/anatomy.py" 9 2000
