@@ -106,6 +106,25 @@ fn same_links(links: &OneOrMany<Link>, expected: &Json) {
 
 fn check_document(doc: &Document, inherited: &[Curie]) {
     let rels = doc.rels();
+    // The shape (what the bindings' relation cache keys on, read by scanning `_links`) agrees
+    // with the decoded links.
+    let shape = doc.shape(inherited);
+    assert_eq!(shape.rels, rels, "shape's relations");
+    assert_eq!(
+        shape.curies,
+        doc.curies_in_scope(inherited),
+        "shape's CURIEs"
+    );
+    for (entry, (rel, links)) in doc.link_entries().iter().zip(doc.links()) {
+        assert_eq!(entry.rel, rel, "link entry");
+        let text = serde_json::from_slice::<Json>(doc.link_text_at(entry));
+        let is_array = text.as_ref().map(Json::is_array);
+        assert_eq!(
+            is_array.ok(),
+            Some(links.is_many()),
+            "link entry of {rel:?}"
+        );
+    }
     // With no namespace, with one taken from the document, and with an unrelated one.
     let derived = rels
         .iter()

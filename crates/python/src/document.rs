@@ -94,9 +94,9 @@ impl Document {
     }
 
     /// The relations of `_links` with where their values are (empty without `_links`), read
-    /// once: through the `_links` view that `get("_links")` gives and keeps.
+    /// once: through the kept view of the `_links` field.
     pub(crate) fn link_entries<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, Links>>> {
-        let Some(at) = self.doc.find("_links") else {
+        let Some(at) = self.doc.links_field() else {
             return Ok(None);
         };
         let view = self.value(py, at)?;

@@ -103,7 +103,8 @@ impl Document {
         self.index.embedded.as_ref().map(|(at, _)| *at)
     }
 
-    pub(super) fn links_field(&self) -> Option<usize> {
+    /// Which field is `_links` (`0..len()`), if the resource has links.
+    pub fn links_field(&self) -> Option<usize> {
         self.index.links
     }
 
@@ -165,7 +166,8 @@ impl Document {
             .map(|(_, d)| d)
     }
 
-    /// Every relation of `_links`, then those of `_embedded` not already seen.
+    /// Every relation of `_links`, then those of `_embedded` not already seen (from the decoded
+    /// links: the reference that [`Document::shape`]'s scan is checked against).
     pub fn rels(&self) -> Vec<String> {
         let mut rels: Vec<String> = self.links().into_iter().map(|(r, _)| r).collect();
         let seen: HashSet<String> = rels.iter().cloned().collect();
@@ -190,11 +192,14 @@ impl Document {
     }
 
     /// The names of the relations of `_links` and `_embedded` (see `crate::rels`), with the
-    /// CURIEs in scope.
+    /// CURIEs in scope: built from [`Document::shape`], as the bindings' cache of indexes is.
     pub fn rel_index(&self, inherited: &[Curie], namespace: Option<&str>) -> RelIndex {
-        let rels = self.rels();
-        let curies = self.curies_in_scope(inherited);
-        RelIndex::new(rels.iter().map(String::as_str), &curies, namespace)
+        let shape = self.shape(inherited);
+        RelIndex::new(
+            shape.rels.iter().map(String::as_str),
+            &shape.curies,
+            namespace,
+        )
     }
 }
 
