@@ -4,6 +4,7 @@ share with the async ones (state, relations, display) is in `_resource_base.py` 
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -27,10 +28,19 @@ def _send(
 ) -> Resource:
     """One request, in one call into the core (which checks, expands and resolves ``href``).
     Under gevent/eventlet the wait runs on the hub's thread pool (API.md §8)."""
-    native = session.live()
-    call = session.telemetry_call()
+    native = session.native
+    if native is None:
+        native = session.live()  # raises: the client is closed
+    telemetry = session.telemetry
+    call = None if telemetry is None else telemetry.start()
     if call is None:
-        reply = _blocking(native.send, method, href, variables, body, templated, name, if_match)
+        # Neither gevent's nor eventlet's patcher imported (what `_blocking` looks for first):
+        # call the core here, one frame less on the hottest path.
+        if "gevent.monkey" not in sys.modules and "eventlet.patcher" not in sys.modules:
+            reply = native.send(method, href, variables, body, templated, name, if_match)
+        else:
+            args = (method, href, variables, body, templated, name, if_match)
+            reply = _blocking(native.send, *args)
     else:
         # The spans are recorded here, on the calling thread, as children of its context
         # (API.md §9): under gevent the wait runs on a native thread, where the SDK's locks
@@ -69,7 +79,10 @@ class Link(_LinkBase):
         >>> client.get_creditors(reference="democreditor").status
         200
         """
-        return self.get(**variables)
+        # The body of `get`, not a call to it: one frame less on the hottest path.
+        if self.deprecation is not None:
+            self._warn_if_deprecated()
+        return _send(self._session, "GET", self.href, variables, None, self.templated, self.rel)
 
     def get(self, **variables: Any) -> Resource:
         """GET this link and return the resource.
@@ -77,7 +90,8 @@ class Link(_LinkBase):
         >>> client.get_creditors.get(reference="democreditor")["name"]
         'Demo Creditor SAS'
         """
-        self._warn_if_deprecated()
+        if self.deprecation is not None:
+            self._warn_if_deprecated()
         return _send(self._session, "GET", self.href, variables, None, self.templated, self.rel)
 
     def post(self, body: Any = None, /, **variables: Any) -> Resource:

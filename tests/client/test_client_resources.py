@@ -143,6 +143,11 @@ def test_deprecated_link_warns(server: FakeServer, client: rp.Client) -> None:
     old = client.get("/old")
     with pytest.warns(DeprecationWarning, match="next"):
         old.next()
+    # The warning names the caller's line, whether the link is called or its `get` is.
+    for follow in (old.next, old.next.get):
+        with pytest.warns(DeprecationWarning) as caught:
+            follow()
+        assert [w.filename for w in caught] == [__file__]
 
 
 def test_empty_body_gives_an_empty_resource(server: FakeServer, client: rp.Client) -> None:
