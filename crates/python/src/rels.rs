@@ -4,7 +4,7 @@
 use crate::document::Document;
 use crate::errors::Outcome;
 use std::collections::HashMap;
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 
 use pyo3::prelude::*;
 
@@ -86,27 +86,31 @@ impl RelIndex {
 #[pyclass(module = "recurring_payments._core", frozen)]
 pub struct RelCache {
     namespace: Option<String>,
-    // Held only for the map's own work (no Python call inside), always with the GIL held: a
-    // fork, which needs the GIL, never happens while it is taken.
+    // Held only for the map's own work: no Python object is made or run while it is taken
+    // (always with the GIL held, so a fork, which needs the GIL, never happens meanwhile).
     indexes: Mutex<HashMap<Shape, Py<RelIndex>>>,
 }
 
 impl RelCache {
     fn index(&self, py: Python<'_>, shape: Shape) -> Outcome<Py<RelIndex>> {
-        let mut indexes = self
-            .indexes
-            .lock()
-            .map_err(|_| Error::Internal("the relation index cache is poisoned".into()))?;
-        if let Some(index) = indexes.get(&shape) {
+        if let Some(index) = self.indexes()?.get(&shape) {
             return Ok(index.clone_ref(py));
         }
+        // Made with no lock held: creating a Python object may run the garbage collector, and
+        // a finalizer it runs may read a resource's relations, that is come back here.
         let namespace = self.namespace.as_deref();
         let index = Py::new(py, RelIndex::of(&shape.rels, &shape.curies, namespace))?;
+        let mut indexes = self.indexes()?;
         if indexes.len() >= CACHED_SHAPES {
-            indexes.clear();
+            indexes.clear(); // dropping the indexes runs no Python code: they hold none
         }
         indexes.insert(shape, index.clone_ref(py));
         Ok(index)
+    }
+
+    fn indexes(&self) -> Outcome<MutexGuard<'_, HashMap<Shape, Py<RelIndex>>>> {
+        let poisoned = |_| Error::Internal("the relation index cache is poisoned".into());
+        Ok(self.indexes.lock().map_err(poisoned)?)
     }
 }
 
