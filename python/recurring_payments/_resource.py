@@ -39,8 +39,8 @@ def _send(
         if "gevent.monkey" not in sys.modules and "eventlet.patcher" not in sys.modules:
             reply = native.send(method, href, variables, body, templated, name, if_match)
         else:
-            args = (method, href, variables, body, templated, name, if_match)
-            reply = _blocking(native.send, *args)
+            call_args = (method, href, variables, body, templated, name, if_match)
+            reply = _blocking(native.send, *call_args)
     else:
         # The spans are recorded here, on the calling thread, as children of its context
         # (API.md §9): under gevent the wait runs on a native thread, where the SDK's locks
