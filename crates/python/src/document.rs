@@ -10,6 +10,7 @@
 //! `copy.deepcopy` or `repr` of anything a resource gives can hit Python's recursion limit.
 
 use crate::errors::to_py;
+use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use bytes::Bytes;
@@ -202,7 +203,13 @@ impl Document {
 pub struct Links {
     doc: hal::Document,
     entries: Vec<LinkEntry>,
+    /// Relation -> entry, for the rare `_links` of many relations (a hostile body can send a
+    /// million): a few are scanned.
+    by_rel: Option<HashMap<String, usize>>,
 }
+
+/// Relations scanned by `Links::find`; past this many, found by hash.
+const SCANNED_RELS: usize = 16;
 
 impl Links {
     pub(crate) fn entries(&self) -> &[LinkEntry] {
@@ -211,17 +218,26 @@ impl Links {
 
     fn new(doc: hal::Document) -> Links {
         let entries = doc.link_entries();
-        Links { doc, entries }
+        let by_rel = (entries.len() > SCANNED_RELS).then(|| {
+            let named = entries.iter().enumerate();
+            named.map(|(at, e)| (e.rel.clone(), at)).collect()
+        });
+        Links {
+            doc,
+            entries,
+            by_rel,
+        }
     }
 
     fn find(&self, rel: &Bound<'_, PyAny>) -> PyResult<Option<&LinkEntry>> {
-        match rel.cast::<PyString>() {
-            Ok(rel) => {
-                let rel = rel.to_str()?;
-                Ok(self.entries.iter().find(|e| e.rel == rel))
-            }
-            Err(_) => Ok(None), // only str keys exist
-        }
+        let Ok(rel) = rel.cast::<PyString>() else {
+            return Ok(None); // only str keys exist
+        };
+        let rel = rel.to_str()?;
+        Ok(match &self.by_rel {
+            Some(map) => map.get(rel).and_then(|at| self.entries.get(*at)),
+            None => self.entries.iter().find(|e| e.rel == rel),
+        })
     }
 
     fn value<'py>(&self, py: Python<'py>, entry: &LinkEntry) -> PyResult<Bound<'py, PyAny>> {

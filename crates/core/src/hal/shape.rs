@@ -2,12 +2,14 @@
 //! cache one index per [`Shape`] (the pages and items of a collection share theirs), and read a
 //! single link's JSON text by its relation instead of converting the whole `_links` object.
 
+use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use jiter::Jiter;
 
 use super::curies::{self, Curie, CURIES};
 
+use super::index::SCANNED;
 use super::Document;
 
 /// A resource's relations (those of `_links` in document order, then those of `_embedded` not
@@ -71,9 +73,17 @@ impl Document {
             None => Vec::new(),
         };
         let mut rels: Vec<String> = entries.iter().map(|e| e.rel.clone()).collect();
-        let linked = rels.len();
+        // By hash past a few links (a hostile body can send a million relations of each).
+        let linked: HashSet<&str> = match entries.len() > SCANNED {
+            true => entries.iter().map(|e| e.rel.as_str()).collect(),
+            false => HashSet::new(),
+        };
         for rel in self.embedded_rels() {
-            if !rels[..linked].iter().any(|r| r == rel) {
+            let known = match linked.is_empty() {
+                true => entries.iter().any(|e| e.rel == rel),
+                false => linked.contains(rel),
+            };
+            if !known {
                 rels.push(rel.to_owned());
             }
         }
@@ -84,7 +94,10 @@ impl Document {
     }
 }
 
+/// Read `_links`' relations into `out`. A hostile body can send a million of them: past
+/// `SCANNED`, repeated relations are found by hash, not by scanning those already read.
 fn scan(text: &[u8], offset: usize, out: &mut Vec<LinkEntry>) -> jiter::JiterResult<()> {
+    let mut by_rel: Option<HashMap<String, usize>> = None;
     let mut jiter = Jiter::new(text);
     let mut rel = jiter.next_object()?.map(str::to_owned);
     while let Some(name) = rel {
@@ -92,9 +105,22 @@ fn scan(text: &[u8], offset: usize, out: &mut Vec<LinkEntry>) -> jiter::JiterRes
         let start = jiter.current_index();
         jiter.known_skip(peek)?;
         let value = offset + start..offset + jiter.current_index();
-        match out.iter_mut().find(|e| e.rel == name) {
+        let seen = match &by_rel {
+            Some(map) => map.get(&name).copied(),
+            None => out.iter().position(|e| e.rel == name),
+        };
+        match seen.and_then(|at| out.get_mut(at)) {
             Some(kept) => kept.value = value,
-            None => out.push(LinkEntry { rel: name, value }),
+            None => {
+                if let Some(map) = &mut by_rel {
+                    map.insert(name.clone(), out.len());
+                }
+                out.push(LinkEntry { rel: name, value });
+                if by_rel.is_none() && out.len() > SCANNED {
+                    let named = out.iter().enumerate();
+                    by_rel = Some(named.map(|(at, e)| (e.rel.clone(), at)).collect());
+                }
+            }
         }
         rel = jiter.next_key()?.map(str::to_owned);
     }
