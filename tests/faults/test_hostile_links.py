@@ -28,6 +28,8 @@ CHILD = textwrap.dedent(
         assert "r150000" in res.links and "nope" not in res.links
         assert getattr(res, "r123456").href == "/t/123456"  # the relation index, built once
         assert res.embedded["e199999"]["n"] == 199999
+        # Such a shape is indexed for its resource alone: the client's cache keeps small ones.
+        assert len(res._session.rels) == 0
     print("ok")
     """
 )

@@ -14,6 +14,9 @@ use rp_core::rels;
 
 /// Shapes kept per cache; past this many (a hostile or very varied API), it starts afresh.
 const CACHED_SHAPES: usize = 256;
+/// Larger shapes are indexed for their resource alone, never kept: 256 kept shapes of a
+/// hostile size each would hold gigabytes.
+const CACHED_RELS: usize = 256;
 
 /// The names of a resource's relations: full rel, CURIE form, short name, attribute form.
 #[pyclass(module = "recurring_payments._core", frozen)]
@@ -100,6 +103,9 @@ impl RelCache {
         // a finalizer it runs may read a resource's relations, that is come back here.
         let namespace = self.namespace.as_deref();
         let index = Py::new(py, RelIndex::of(&shape.rels, &shape.curies, namespace))?;
+        if shape.rels.len() > CACHED_RELS {
+            return Ok(index);
+        }
         let mut indexes = self.indexes()?;
         if indexes.len() >= CACHED_SHAPES {
             indexes.clear(); // dropping the indexes runs no Python code: they hold none
