@@ -6,13 +6,46 @@ and `_link_base.py`); here the requests are coroutines and `pages()` is an async
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Coroutine, Mapping
+from collections.abc import AsyncIterator, Awaitable, Coroutine, Iterable, Mapping
 from typing import Any
 
+from . import _core
 from ._headers import Headers
 from ._link_base import _LinkBase
 from ._resource_base import _ResourceBase
 from ._session import Session
+
+_Reply = tuple[int, Iterable[tuple[str, str]], Any]
+
+
+def _start(
+    session: Session,
+    method: str,
+    href: str,
+    variables: Mapping[str, Any] | None,
+    body: Any,
+    templated: bool | None,
+    name: str | None,
+    if_match: str | None = None,
+) -> tuple[Awaitable[_Reply], _core._Abort]:
+    """One request, in one call into the core (which checks, expands and resolves ``href``):
+    its future and the abort of its task, which the awaiting coroutine calls when interrupted
+    (cancelled): cancelling the awaiting task cancels the request."""
+    native = session.live()
+    # Started in this task's context, before awaiting: the spans are children of its current
+    # span, whichever thread records them (API.md §9).
+    call = session.telemetry_call()
+    if call is None:
+        return native.send_async(method, href, variables, body, templated, name, if_match)
+    return native.send_async(
+        method, href, variables, body, templated, name, if_match, call.headers, call.record
+    )
+
+
+def _resource(session: Session, reply: _Reply) -> AsyncResource:
+    status, headers, document = reply
+    doc = {} if document is None else document
+    return AsyncResource(session, doc, status=status, headers=Headers(headers))
 
 
 async def _send(
@@ -25,20 +58,14 @@ async def _send(
     name: str | None = None,
     if_match: str | None = None,
 ) -> AsyncResource:
-    """One request, in one call into the core (which checks, expands and resolves ``href``)."""
-    native = session.live()
-    # Started in this task's context, before awaiting: the spans are children of its current
-    # span, whichever thread records them (API.md §9).
-    call = session.telemetry_call()
-    if call is None:
-        reply = await native.send_async(method, href, variables, body, templated, name, if_match)
-    else:
-        reply = await native.send_async(
-            method, href, variables, body, templated, name, if_match, call.headers, call.record
-        )
-    status, headers, document = reply
-    doc = {} if document is None else document
-    return AsyncResource(session, doc, status=status, headers=Headers(headers))
+    """One request (see `_start`), awaited."""
+    future, task = _start(session, method, href, variables, body, templated, name, if_match)
+    try:
+        reply = await future
+    except BaseException:
+        task.abort()
+        raise
+    return _resource(session, reply)
 
 
 class AsyncLink(_LinkBase):

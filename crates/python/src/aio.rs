@@ -1,8 +1,8 @@
 //! asyncio awaitables over the process's one runtime (`rp_core::runtime::runtime`).
 //!
-//! A call returns an `asyncio.Future` of the running loop; its Rust future runs as a task on
-//! the runtime. Cancelling the asyncio future aborts the task (which drops the Rust future, and
-//! with it any token lock it held). Results are handed back to the loops by one completion
+//! A call returns an `asyncio.Future` of the running loop and an `Abort`; its Rust future runs
+//! as a task on the runtime. The awaiting coroutine aborts the task when its await is
+//! interrupted (cancelled), which drops the Rust future, and with it any token lock it held. Results are handed back to the loops by one completion
 //! thread per process (they need the GIL): it drains the finished requests in batches under one
 //! GIL acquisition, converts each, and hands each event loop ONE callback per batch, which sets
 //! every future of that loop: one `call_soon_threadsafe`, and one wake-up of the loop through its
@@ -25,8 +25,11 @@ use super::shutdown;
 use rp_core::runtime::{runtime, PerProcess};
 
 /// An `asyncio.Future` of the running loop that resolves to `fut`'s output, converted to Python
-/// (with the GIL, on the completion thread). Must be called from a coroutine of that loop.
-pub fn awaitable<'py, F, T>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
+/// (with the GIL, on the completion thread), and the `Abort` of its task. Must be called from
+/// a coroutine of that loop, which calls `abort()` when its await is interrupted (cancelled):
+/// cheaper than a done-callback on every future, which asyncio would schedule as one more
+/// loop callback per request.
+pub fn awaitable<'py, F, T>(py: Python<'py>, fut: F) -> PyResult<(Bound<'py, PyAny>, Abort)>
 where
     F: Future<Output = PyResult<T>> + Send + 'static,
     T: for<'a> IntoPyObject<'a> + Send + 'static,
@@ -61,20 +64,17 @@ where
             }),
         });
     });
-    let cancel = AbortOnDone(task.abort_handle());
-    future.call_method1(intern!(py, "add_done_callback"), (cancel,))?;
-    Ok(future)
+    Ok((future, Abort(task.abort_handle())))
 }
 
-/// The done-callback of an awaitable's future: a cancelled future aborts its task. Once the
-/// result is set the task has handed it over, so aborting then changes nothing: no need to
-/// ask the future whether it was cancelled.
+/// The task of an awaitable: `abort()` drops its Rust future (and any token lock it held).
+/// Once the result is set the task has handed it over, so aborting then changes nothing.
 #[pyclass(frozen)]
-struct AbortOnDone(AbortHandle);
+pub struct Abort(AbortHandle);
 
 #[pymethods]
-impl AbortOnDone {
-    fn __call__(&self, _future: &Bound<'_, PyAny>) {
+impl Abort {
+    fn abort(&self) {
         self.0.abort();
     }
 }
@@ -186,7 +186,7 @@ struct Settled {
     outcome: PyResult<Py<PyAny>>,
 }
 
-/// The callback an event loop runs for a batch: it sets each future not cancelled meanwhile.
+/// The callback an event loop runs for a batch: it sets each future (not cancelled meanwhile).
 #[pyclass(frozen)]
 struct Settle(std::sync::Mutex<Vec<Settled>>);
 
@@ -199,13 +199,8 @@ impl Settle {
         };
         for Settled { future, outcome } in futures {
             let future = future.bind(py);
-            if future
-                .call_method0(intern!(py, "done"))
-                .and_then(|done| done.is_truthy())
-                .unwrap_or(true)
-            {
-                continue; // cancelled meanwhile
-            }
+            // A future cancelled meanwhile refuses (InvalidStateError), which is all asking
+            // `done()` first would have told, at one more call per request.
             let _ = match outcome {
                 Ok(value) => future.call_method1(intern!(py, "set_result"), (value,)),
                 Err(error) => future.call_method1(intern!(py, "set_exception"), (error,)),
