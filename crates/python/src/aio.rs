@@ -50,8 +50,11 @@ where
     let event_loop = pyo3_async_runtimes::get_running_loop(py)?;
     let future = event_loop.call_method0(intern!(py, "create_future"))?;
     let (loop_ref, future_ref) = (event_loop.unbind(), future.clone().unbind());
+    // Boxed before the spawn: the request's future is large, and the spawn would otherwise
+    // copy it whole at each of its layers.
+    let fut = Box::pin(fut);
     let task = rt.spawn(async move {
-        let outcome = CatchUnwind(Box::pin(fut)).await;
+        let outcome = CatchUnwind(fut).await;
         complete(Finished {
             event_loop: loop_ref,
             future: future_ref,
