@@ -58,7 +58,8 @@ async def _send(
     name: str | None = None,
     if_match: str | None = None,
 ) -> AsyncResource:
-    """One request (see `_start`), awaited."""
+    """One request (see `_start`), awaited. The links' methods inline it: one coroutine less
+    per request."""
     future, task = _start(session, method, href, variables, body, templated, name, if_match)
     try:
         reply = await future
@@ -94,7 +95,13 @@ class AsyncLink(_LinkBase):
         """
         self._warn_if_deprecated()
         session = self._session
-        return await _send(session, "GET", self.href, variables, None, self.templated, self.rel)
+        future, task = _start(session, "GET", self.href, variables, None, self.templated, self.rel)
+        try:
+            reply = await future
+        except BaseException:
+            task.abort()
+            raise
+        return _resource(session, reply)
 
     async def post(self, body: Any = None, /, **variables: Any) -> AsyncResource:
         """POST ``body`` as JSON to this link (never retried; see the guide "Errors and recovery").
@@ -105,7 +112,13 @@ class AsyncLink(_LinkBase):
         """
         self._warn_if_deprecated()
         session = self._session
-        return await _send(session, "POST", self.href, variables, body, self.templated, self.rel)
+        future, task = _start(session, "POST", self.href, variables, body, self.templated, self.rel)
+        try:
+            reply = await future
+        except BaseException:
+            task.abort()
+            raise
+        return _resource(session, reply)
 
     async def patch(
         self, body: Any, /, *, if_match: str | None = None, **variables: Any
@@ -117,8 +130,15 @@ class AsyncLink(_LinkBase):
         True
         """
         self._warn_if_deprecated()
-        session, href, rel = self._session, self.href, self.rel
-        return await _send(session, "PATCH", href, variables, body, self.templated, rel, if_match)
+        session, href, templated = self._session, self.href, self.templated
+        rel = self.rel
+        future, task = _start(session, "PATCH", href, variables, body, templated, rel, if_match)
+        try:
+            reply = await future
+        except BaseException:
+            task.abort()
+            raise
+        return _resource(session, reply)
 
 
 class AsyncResource(_ResourceBase[AsyncLink]):
