@@ -469,6 +469,26 @@ def test_one_loop_callback_for_requests_that_finish_together(server: FakeServer)
         loop.close()
 
 
+def test_a_loop_that_makes_its_own_futures_is_asked_for_them(server: FakeServer) -> None:
+    # The core makes asyncio's futures itself only for loops that keep asyncio's create_future.
+    class OwnFutures(asyncio.SelectorEventLoop):
+        made = 0
+
+        def create_future(self) -> asyncio.Future[Any]:
+            self.made += 1
+            return super().create_future()
+
+    client = server.async_client()
+    loop = OwnFutures()
+    try:
+        assert loop.run_until_complete(client.get("/")).status == 200
+        assert loop.run_until_complete(client.authenticate()).scope
+        assert loop.made == 2
+    finally:
+        loop.run_until_complete(client.aclose())
+        loop.close()
+
+
 @pytest.mark.skipif(sys.platform != "linux", reason="fork semantics of Linux")
 def test_asyncio_request_in_a_forked_child(server: FakeServer) -> None:
     client = server.async_client()

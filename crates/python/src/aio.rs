@@ -17,6 +17,8 @@ use std::task::{Context, Poll};
 
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyDict;
 use pyo3::IntoPyObjectExt;
 use pyo3_async_runtimes::err::RustPanic;
 use tokio::task::AbortHandle;
@@ -48,7 +50,7 @@ where
         None => py.detach(runtime).map_err(to_py)?,
     };
     let event_loop = pyo3_async_runtimes::get_running_loop(py)?;
-    let future = event_loop.call_method0(intern!(py, "create_future"))?;
+    let future = create_future(py, &event_loop)?;
     let (loop_ref, future_ref) = (event_loop.unbind(), future.clone().unbind());
     // Boxed before the spawn: the request's future is large, and the spawn would otherwise
     // copy it whole at each of its layers.
@@ -68,6 +70,45 @@ where
         });
     });
     Ok((future, Abort(task.abort_handle())))
+}
+
+/// asyncio's `Future` class, and `BaseEventLoop.create_future`, which makes one of them.
+struct Asyncio {
+    future: Py<PyAny>,
+    create_future: Py<PyAny>,
+}
+
+static ASYNCIO: PyOnceLock<Asyncio> = PyOnceLock::new();
+
+/// `event_loop.create_future()`. A loop that keeps asyncio's own makes `Future(loop=loop)`,
+/// made here without its Python frame (a tenth of the call's cost); any other loop (uvloop,
+/// a subclass overriding it) is asked.
+fn create_future<'py>(
+    py: Python<'py>,
+    event_loop: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let asyncio = ASYNCIO.get_or_try_init(py, || -> PyResult<Asyncio> {
+        let module = py.import("asyncio")?;
+        Ok(Asyncio {
+            future: module.getattr("Future")?.unbind(),
+            create_future: module
+                .getattr("BaseEventLoop")?
+                .getattr("create_future")?
+                .unbind(),
+        })
+    })?;
+    let create = intern!(py, "create_future");
+    if event_loop
+        .get_type()
+        .getattr(create)?
+        .is(asyncio.create_future.bind(py))
+    {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item(intern!(py, "loop"), event_loop)?;
+        asyncio.future.bind(py).call((), Some(&kwargs))
+    } else {
+        event_loop.call_method0(create)
+    }
 }
 
 /// The task of an awaitable: `abort()` drops its Rust future (and any token lock it held).
