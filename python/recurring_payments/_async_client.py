@@ -54,8 +54,14 @@ class AsyncClient(_ClientBase):
         # In this task's context, before awaiting: the spans are children of its current span.
         call = self._session.telemetry_call()
         if call is None:
-            return await native.authenticate_async()
-        return await native.authenticate_async(headers=call.headers, recorder=call.record)
+            future, task = native.authenticate_async()
+        else:
+            future, task = native.authenticate_async(headers=call.headers, recorder=call.record)
+        try:
+            return await future
+        except BaseException:  # cancelled: so is the request
+            task.abort()
+            raise
 
     async def root(self, refresh: bool = False) -> AsyncResource:
         """The entry point (GET ``/``), cached per client; ``refresh=True`` fetches it again.

@@ -90,9 +90,15 @@ class Token:
 _AttemptRecord = tuple[str, str, int | None, int, int, bool, int, str | None]
 # One command to the token store (API.md §10): op, start and end (Unix ns), error type or None.
 _StoreRecord = tuple[str, int, int, str | None]
+
 # Called with the attempts, the template the request was expanded from (or None), and the
 # token store's commands.
 _Recorder = Callable[[list[_AttemptRecord], str | None, list[_StoreRecord]], object]
+
+class _Abort:
+    """The task of an asyncio request (``send_async``): ``abort()`` drops it, with any lock
+    it held; after its result was set, nothing."""
+    def abort(self) -> None: ...
 
 @final
 class NativeClient:
@@ -145,8 +151,9 @@ class NativeClient:
         body)."""
     def authenticate_async(
         self, *, headers: list[tuple[str, str]] | None = None, recorder: _Recorder | None = None
-    ) -> Awaitable[Token]:
-        """``authenticate`` as an awaitable; call it from a coroutine of the running loop."""
+    ) -> tuple[Awaitable[Token], _Abort]:
+        """``authenticate`` as an awaitable, and the abort of its request; call it from a
+        coroutine of the running loop, which calls ``abort()`` when its await is interrupted."""
     def send_async(
         self,
         method: str,
@@ -158,9 +165,10 @@ class NativeClient:
         if_match: str | None = None,
         headers: list[tuple[str, str]] | None = None,
         recorder: _Recorder | None = None,
-    ) -> Awaitable[tuple[int, Iterable[tuple[str, str]], Document | None]]:
-        """``send`` as an awaitable; call it from a coroutine of the running loop.
-        Cancelling the awaiting task cancels the request."""
+    ) -> tuple[Awaitable[tuple[int, Iterable[tuple[str, str]], Document | None]], _Abort]:
+        """``send`` as an awaitable, and the abort of its request; call it from a coroutine of
+        the running loop, which calls ``abort()`` when its await is interrupted (cancelling the
+        awaiting task cancels the request)."""
 
 @final
 class Document(Mapping[str, Any]):

@@ -288,6 +288,52 @@ async def test_cancelling_a_token_request_releases_the_token_lock(
 
 
 @pytest.mark.asyncio
+@pytest.mark.parametrize("method", ["call", "get", "post", "patch"])
+async def test_cancelling_a_link_request_releases_the_token_lock(
+    server: FakeServer, aclient: rp.AsyncClient, method: str
+) -> None:
+    # A link's methods await the request themselves (not through another coroutine): each
+    # must abort the request when cancelled, or the stalled token fetch keeps the lock.
+    server.add_resource("/here", {"_links": {"self": {"href": "/here"}, "there": {"href": "/"}}})
+    link = (await aclient.get("/here")).links["there"]
+    server.expire_tokens()
+    server.delay_next(3.0, path="/oauth/token")
+    calls = {
+        "call": lambda: link(),
+        "get": lambda: link.get(),
+        "post": lambda: link.post({}),
+        "patch": lambda: link.patch({}),
+    }
+    task = asyncio.ensure_future(calls[method]())
+    await asyncio.sleep(0.3)
+    assert len(server.token_requests) == 2 and not task.done()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    started = time.monotonic()
+    assert (await aclient.get("/")).status == 200
+    assert time.monotonic() - started < 1.0
+    assert len(server.token_requests) == 3
+
+
+@pytest.mark.asyncio
+async def test_cancelling_authenticate_releases_the_token_lock(
+    server: FakeServer, aclient: rp.AsyncClient
+) -> None:
+    server.delay_next(3.0, path="/oauth/token")
+    task = asyncio.ensure_future(aclient.authenticate())
+    await asyncio.sleep(0.3)
+    assert len(server.token_requests) == 1 and not task.done()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    started = time.monotonic()
+    assert (await aclient.authenticate()).scope
+    assert time.monotonic() - started < 1.0
+    assert len(server.token_requests) == 2
+
+
+@pytest.mark.asyncio
 async def test_a_shared_entry_point_fetch_survives_one_cancelled_waiter(
     server: FakeServer, aclient: rp.AsyncClient
 ) -> None:
@@ -418,6 +464,26 @@ def test_one_loop_callback_for_requests_that_finish_together(server: FakeServer)
         things = loop.run_until_complete(main())
         assert [thing["id"] for thing in things] == list(range(16))
         assert 1 <= loop.wakeups < 16
+    finally:
+        loop.run_until_complete(client.aclose())
+        loop.close()
+
+
+def test_a_loop_that_makes_its_own_futures_is_asked_for_them(server: FakeServer) -> None:
+    # The core makes asyncio's futures itself only for loops that keep asyncio's create_future.
+    class OwnFutures(asyncio.SelectorEventLoop):
+        made = 0
+
+        def create_future(self) -> asyncio.Future[Any]:
+            self.made += 1
+            return super().create_future()
+
+    client = server.async_client()
+    loop = OwnFutures()
+    try:
+        assert loop.run_until_complete(client.get("/")).status == 200
+        assert loop.run_until_complete(client.authenticate()).scope
+        assert loop.made == 2
     finally:
         loop.run_until_complete(client.aclose())
         loop.close()

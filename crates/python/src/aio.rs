@@ -1,8 +1,8 @@
 //! asyncio awaitables over the process's one runtime (`rp_core::runtime::runtime`).
 //!
-//! A call returns an `asyncio.Future` of the running loop; its Rust future runs as a task on
-//! the runtime. Cancelling the asyncio future aborts the task (which drops the Rust future, and
-//! with it any token lock it held). Results are handed back to the loops by one completion
+//! A call returns an `asyncio.Future` of the running loop and an `Abort`; its Rust future runs
+//! as a task on the runtime. The awaiting coroutine aborts the task when its await is
+//! interrupted (cancelled), which drops the Rust future, and with it any token lock it held. Results are handed back to the loops by one completion
 //! thread per process (they need the GIL): it drains the finished requests in batches under one
 //! GIL acquisition, converts each, and hands each event loop ONE callback per batch, which sets
 //! every future of that loop: one `call_soon_threadsafe`, and one wake-up of the loop through its
@@ -17,6 +17,8 @@ use std::task::{Context, Poll};
 
 use pyo3::intern;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::PyDict;
 use pyo3::IntoPyObjectExt;
 use pyo3_async_runtimes::err::RustPanic;
 use tokio::task::AbortHandle;
@@ -25,8 +27,11 @@ use super::shutdown;
 use rp_core::runtime::{runtime, PerProcess};
 
 /// An `asyncio.Future` of the running loop that resolves to `fut`'s output, converted to Python
-/// (with the GIL, on the completion thread). Must be called from a coroutine of that loop.
-pub fn awaitable<'py, F, T>(py: Python<'py>, fut: F) -> PyResult<Bound<'py, PyAny>>
+/// (with the GIL, on the completion thread), and the `Abort` of its task. Must be called from
+/// a coroutine of that loop, which calls `abort()` when its await is interrupted (cancelled):
+/// cheaper than a done-callback on every future, which asyncio would schedule as one more
+/// loop callback per request.
+pub fn awaitable<'py, F, T>(py: Python<'py>, fut: F) -> PyResult<(Bound<'py, PyAny>, Abort)>
 where
     F: Future<Output = PyResult<T>> + Send + 'static,
     T: for<'a> IntoPyObject<'a> + Send + 'static,
@@ -45,10 +50,13 @@ where
         None => py.detach(runtime).map_err(to_py)?,
     };
     let event_loop = pyo3_async_runtimes::get_running_loop(py)?;
-    let future = event_loop.call_method0(intern!(py, "create_future"))?;
+    let future = create_future(py, &event_loop)?;
     let (loop_ref, future_ref) = (event_loop.unbind(), future.clone().unbind());
+    // Boxed before the spawn: the request's future is large, and the spawn would otherwise
+    // copy it whole at each of its layers.
+    let fut = Box::pin(fut);
     let task = rt.spawn(async move {
-        let outcome = CatchUnwind(Box::pin(fut)).await;
+        let outcome = CatchUnwind(fut).await;
         complete(Finished {
             event_loop: loop_ref,
             future: future_ref,
@@ -61,20 +69,56 @@ where
             }),
         });
     });
-    let cancel = AbortOnDone(task.abort_handle());
-    future.call_method1(intern!(py, "add_done_callback"), (cancel,))?;
-    Ok(future)
+    Ok((future, Abort(task.abort_handle())))
 }
 
-/// The done-callback of an awaitable's future: a cancelled future aborts its task. Once the
-/// result is set the task has handed it over, so aborting then changes nothing: no need to
-/// ask the future whether it was cancelled.
+/// asyncio's `Future` class, and `BaseEventLoop.create_future`, which makes one of them.
+struct Asyncio {
+    future: Py<PyAny>,
+    create_future: Py<PyAny>,
+}
+
+static ASYNCIO: PyOnceLock<Asyncio> = PyOnceLock::new();
+
+/// `event_loop.create_future()`. A loop that keeps asyncio's own makes `Future(loop=loop)`,
+/// made here without its Python frame (a tenth of the call's cost); any other loop (uvloop,
+/// a subclass overriding it) is asked.
+fn create_future<'py>(
+    py: Python<'py>,
+    event_loop: &Bound<'py, PyAny>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let asyncio = ASYNCIO.get_or_try_init(py, || -> PyResult<Asyncio> {
+        let module = py.import("asyncio")?;
+        Ok(Asyncio {
+            future: module.getattr("Future")?.unbind(),
+            create_future: module
+                .getattr("BaseEventLoop")?
+                .getattr("create_future")?
+                .unbind(),
+        })
+    })?;
+    let create = intern!(py, "create_future");
+    if event_loop
+        .get_type()
+        .getattr(create)?
+        .is(asyncio.create_future.bind(py))
+    {
+        let kwargs = PyDict::new(py);
+        kwargs.set_item(intern!(py, "loop"), event_loop)?;
+        asyncio.future.bind(py).call((), Some(&kwargs))
+    } else {
+        event_loop.call_method0(create)
+    }
+}
+
+/// The task of an awaitable: `abort()` drops its Rust future (and any token lock it held).
+/// Once the result is set the task has handed it over, so aborting then changes nothing.
 #[pyclass(frozen)]
-struct AbortOnDone(AbortHandle);
+pub struct Abort(AbortHandle);
 
 #[pymethods]
-impl AbortOnDone {
-    fn __call__(&self, _future: &Bound<'_, PyAny>) {
+impl Abort {
+    fn abort(&self) {
         self.0.abort();
     }
 }
@@ -186,7 +230,7 @@ struct Settled {
     outcome: PyResult<Py<PyAny>>,
 }
 
-/// The callback an event loop runs for a batch: it sets each future not cancelled meanwhile.
+/// The callback an event loop runs for a batch: it sets each future (not cancelled meanwhile).
 #[pyclass(frozen)]
 struct Settle(std::sync::Mutex<Vec<Settled>>);
 
@@ -199,13 +243,8 @@ impl Settle {
         };
         for Settled { future, outcome } in futures {
             let future = future.bind(py);
-            if future
-                .call_method0(intern!(py, "done"))
-                .and_then(|done| done.is_truthy())
-                .unwrap_or(true)
-            {
-                continue; // cancelled meanwhile
-            }
+            // A future cancelled meanwhile refuses (InvalidStateError), which is all asking
+            // `done()` first would have told, at one more call per request.
             let _ = match outcome {
                 Ok(value) => future.call_method1(intern!(py, "set_result"), (value,)),
                 Err(error) => future.call_method1(intern!(py, "set_exception"), (error,)),

@@ -17,7 +17,7 @@ use rp_core::runtime::block_on_here;
 use rp_core::transport::{Attempt, Driver, Response, Verify};
 
 use super::token::PyToken;
-use super::{client_async, convert, document, telemetry, template};
+use super::{aio, client_async, convert, document, telemetry, template};
 
 fn credentials_from(obj: &Bound<'_, PyAny>) -> PyResult<Credentials> {
     let text = |name: &str| -> PyResult<String> { obj.getattr(name)?.extract() };
@@ -178,14 +178,15 @@ impl NativeClient {
         Ok(response_tuple(py, &method_name, outcome?)?)
     }
 
-    /// Like `authenticate`, as an awaitable (call it from a coroutine of the running loop).
+    /// Like `authenticate`, as an awaitable (call it from a coroutine of the running loop), and
+    /// the `Abort` of its request, which that coroutine calls when its await is interrupted.
     #[pyo3(signature = (*, headers=None, recorder=None))]
     fn authenticate_async<'py>(
         &self,
         py: Python<'py>,
         headers: Option<Vec<(String, String)>>,
         recorder: Option<Py<PyAny>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    ) -> PyResult<(Bound<'py, PyAny>, aio::Abort)> {
         let observers = client_async::Observers {
             logger: self.logger.clone_ref(py),
             recorder,
@@ -195,8 +196,8 @@ impl NativeClient {
         client_async::authenticate(py, self.core.clone(), observers, headers)
     }
 
-    /// Like `send`, as an awaitable (call it from a coroutine of the running loop).
-    /// Cancelling the awaiting task cancels the request.
+    /// Like `send`, as an awaitable (call it from a coroutine of the running loop), and the
+    /// `Abort` of its request, which that coroutine calls when its await is interrupted.
     #[pyo3(signature = (method, href, variables=None, body=None, templated=None, name=None,
         if_match=None, headers=None, recorder=None))]
     #[allow(clippy::too_many_arguments)]
@@ -212,7 +213,7 @@ impl NativeClient {
         if_match: Option<String>,
         headers: Option<Vec<(String, String)>>,
         recorder: Option<Py<PyAny>>,
-    ) -> Outcome<Bound<'py, PyAny>> {
+    ) -> Outcome<(Bound<'py, PyAny>, aio::Abort)> {
         let request = self.prepare(
             method, href, variables, body, templated, name, if_match, headers,
         )?;

@@ -60,13 +60,13 @@ pub(crate) struct Observers {
     pub template: Option<String>,
 }
 
-/// Awaitable of `(status, headers, document)`, as `NativeClient.send` returns.
+/// Awaitable of `(status, headers, document)`, as `NativeClient.send` returns, and its `Abort`.
 pub(crate) fn send<'py>(
     py: Python<'py>,
     core: Arc<Client>,
     observers: Observers,
     request: Prepared,
-) -> PyResult<Bound<'py, PyAny>> {
+) -> PyResult<(Bound<'py, PyAny>, aio::Abort)> {
     aio::awaitable(py, async move {
         let (mut log, mut store_log) = (Vec::new(), Vec::new());
         let method = request.method.clone();
@@ -82,13 +82,13 @@ pub(crate) fn send<'py>(
     })
 }
 
-/// Awaitable of a new `Token`.
+/// Awaitable of a new `Token`, and its `Abort`.
 pub(crate) fn authenticate<'py>(
     py: Python<'py>,
     core: Arc<Client>,
     observers: Observers,
     headers: Vec<(String, String)>,
-) -> PyResult<Bound<'py, PyAny>> {
+) -> PyResult<(Bound<'py, PyAny>, aio::Abort)> {
     aio::awaitable(py, async move {
         let (mut log, mut store_log) = (Vec::new(), Vec::new());
         let outcome = core
