@@ -314,6 +314,25 @@ def test_a_cycle_through_a_value_read_is_collected(served: tuple[FakeServer, rp.
     assert gone() is None
 
 
+def test_a_cycle_through_the_kept_embedded_dict_is_collected(
+    served: tuple[FakeServer, rp.Client],
+) -> None:
+    # The GC visits only this slot of a `Document` (the other kept values hold no reference).
+    res = get_raw(served, b'{"a": "x", "_embedded": {"m": [{"b": 1}]}, "_links": {}}')
+
+    class Marker:
+        pass
+
+    marker = Marker()
+    doc = res._doc
+    assert doc["a"] == "x" and len(doc["_links"]) == 0  # every kind of value kept
+    doc["_embedded"]["back"] = (doc, marker)  # the kept dict now reaches its document
+    gone = weakref.ref(marker)
+    del res, marker, doc
+    gc.collect()
+    assert gone() is None
+
+
 # `_links` is read one relation at a time (`_core.Links`): what `res.links` and the relation
 # attributes give must still be exactly what `json.loads` of the body gives.
 LINK_BODIES = [
