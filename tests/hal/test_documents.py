@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import recurring_payments as rp
+from recurring_payments._resource_base import _ResourceBase
 from recurring_payments.testing import FakeServer
 
 HAL = ("_links", "_embedded")
@@ -143,6 +144,29 @@ def test_embedded_items_are_resources_over_their_own_part(
     assert all(m.partial for m in mandates)
     assert mandates[5].to_dict() == items[5]
     assert dict(mandates[5]) == {"id": 5, "status": "active"}
+
+
+def test_an_embedded_item_is_what_the_constructor_makes(
+    served: tuple[FakeServer, rp.Client],
+) -> None:
+    # Items are built by a faster path than the constructor (no keywords): every slot it sets
+    # must equal what `Resource(..., partial=True, curies=...)` sets.
+    body = (
+        b'{"_links": {"curies": [{"name": "ns", "href": "/rels/{rel}"}]},'
+        b' "_embedded": {"ns:items": [{"a": 1, "_links": {"self": {"href": "/i/1"}}}]}}'
+    )
+    page = get_raw(served, body)
+    item = page.embedded["ns:items"][0]
+    made = rp.Resource(page._session, item._doc, partial=True, curies=page._curies_in_scope())
+    for slot in _ResourceBase.__slots__:
+        assert getattr(item, slot) == getattr(made, slot), slot
+    assert type(item) is rp.Resource and item._inherited == [("ns", "/rels/{rel}")]
+    assert (item.status, item.partial, dict(item.headers), repr(item)) == (
+        None,
+        True,
+        {},
+        repr(made),
+    )
 
 
 BAD_HAL = [
@@ -286,6 +310,25 @@ def test_a_cycle_through_a_value_read_is_collected(served: tuple[FakeServer, rp.
     res["debtor"]["back"] = (res, marker)  # a user's mistake: the resource now reaches itself
     gone = weakref.ref(marker)
     del res, marker
+    gc.collect()
+    assert gone() is None
+
+
+def test_a_cycle_through_the_kept_embedded_dict_is_collected(
+    served: tuple[FakeServer, rp.Client],
+) -> None:
+    # The GC visits only this slot of a `Document` (the other kept values hold no reference).
+    res = get_raw(served, b'{"a": "x", "_embedded": {"m": [{"b": 1}]}, "_links": {}}')
+
+    class Marker:
+        pass
+
+    marker = Marker()
+    doc = res._doc
+    assert doc["a"] == "x" and len(doc["_links"]) == 0  # every kind of value kept
+    doc["_embedded"]["back"] = (doc, marker)  # the kept dict now reaches its document
+    gone = weakref.ref(marker)
+    del res, marker, doc
     gc.collect()
     assert gone() is None
 

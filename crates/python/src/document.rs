@@ -185,11 +185,15 @@ impl Document {
         Ok(format!("<Document {}>", self.keys(py)?.repr()?))
     }
 
+    /// Only the kept `_embedded` dict can be part of a reference cycle: the other kept values
+    /// are scalars and `Links` (which hold no Python object). The GC traverses every young
+    /// `Document` at each collection, thousands per page: visiting one slot, not every field,
+    /// is what keeps that cheap.
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        for value in self.values.iter() {
-            if let Some(value) = value.get() {
-                visit.call(value)?;
-            }
+        let embedded = self.doc.embedded_field().and_then(|at| self.values.get(at));
+        let kept = embedded.and_then(OnceLock::get);
+        if let Some(value) = kept {
+            visit.call(value)?;
         }
         Ok(())
     }

@@ -99,7 +99,8 @@ impl Document {
             .map(|at| (self.name(at), self.raw(at)))
     }
 
-    fn embedded_field(&self) -> Option<usize> {
+    /// Which field is `_embedded` (`0..len()`), if the resource embeds others.
+    pub fn embedded_field(&self) -> Option<usize> {
         self.index.embedded.as_ref().map(|(at, _)| *at)
     }
 
