@@ -36,7 +36,12 @@ def main(rounds: int, n: int) -> None:
 
     server = bench.child_server()
     ours = bench.ours(server)
-    client = bench.our_client(server)
+    client = rp.Client(
+        server.base,
+        credentials=rp.AppCredentials(*server.app),
+        profile=server.profile,
+        rel_namespace=server.base + "/alps#",
+    )
     link = client.bench_mandate
     session = client._session
     native = session.live()
