@@ -188,6 +188,7 @@ pub fn template(data: &[u8]) {
     let text = String::from_utf8_lossy(data);
     let mut parts = text.split('\u{0}');
     let template_text = parts.next().unwrap_or_default();
+    same_origin_resolution(template_text);
     let vars: HashMap<String, Value> = parts.take(16).filter_map(variable).collect();
 
     // Differential: the template text as a value of `{v}` and `{+v}` against RFC 6570's encoding.
@@ -251,6 +252,28 @@ pub fn template(data: &[u8]) {
     for base in ["https://api.example.com/v1/", "http://127.0.0.1:8080"] {
         if let Ok(base) = template::parse_base(base) {
             let _ = template::resolve(&base, &url);
+        }
+    }
+}
+
+/// References on the base's origin take a short path in `resolve` (the host is not parsed
+/// again): it must give what the URL parser gives for the whole reference.
+fn same_origin_resolution(text: &str) {
+    for base in ["https://api.example.com/v1/", "http://127.0.0.1:8080"] {
+        let Ok(base) = template::parse_base(base) else {
+            continue;
+        };
+        let origin = base.origin().ascii_serialization();
+        for reference in [
+            text.to_owned(),
+            format!("{origin}{text}"),
+            format!("{origin}/{text}"),
+        ] {
+            let full = base.join(&reference).ok().map(String::from);
+            let ours = template::resolve(&base, &reference).ok().map(String::from);
+            assert_eq!(ours, full, "{base} + {reference:?}");
+            let server = template::resolve_server_href(&base, &reference).ok();
+            assert_eq!(server.map(String::from), full, "{base} + {reference:?}");
         }
     }
 }

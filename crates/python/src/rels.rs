@@ -82,6 +82,10 @@ impl RelIndex {
     }
 }
 
+/// Keyed by foldhash, not SipHash: hashing a response's shape with SipHash cost ~4,000
+/// instructions a follow.
+type ShapeMap = HashMap<Shape, Py<RelIndex>, foldhash::fast::RandomState>;
+
 /// The relation indexes of one client's resources, one per [`Shape`] (relations and CURIEs in
 /// scope) under the client's namespace: the responses of one endpoint and the items of a
 /// collection share theirs, so each is built once. The key is read from the body in Rust,
@@ -91,7 +95,7 @@ pub struct RelCache {
     namespace: Option<String>,
     // Held only for the map's own work: no Python object is made or run while it is taken
     // (always with the GIL held, so a fork, which needs the GIL, never happens meanwhile).
-    indexes: Mutex<HashMap<Shape, Py<RelIndex>>>,
+    indexes: Mutex<ShapeMap>,
 }
 
 impl RelCache {
@@ -114,7 +118,7 @@ impl RelCache {
         Ok(index)
     }
 
-    fn indexes(&self) -> Outcome<MutexGuard<'_, HashMap<Shape, Py<RelIndex>>>> {
+    fn indexes(&self) -> Outcome<MutexGuard<'_, ShapeMap>> {
         let poisoned = |_| Error::Internal("the relation index cache is poisoned".into());
         Ok(self.indexes.lock().map_err(poisoned)?)
     }
@@ -128,7 +132,7 @@ impl RelCache {
         let namespace = namespace.filter(|ns| !ns.is_empty());
         RelCache {
             namespace,
-            indexes: Mutex::new(HashMap::new()),
+            indexes: Mutex::new(ShapeMap::default()),
         }
     }
 
