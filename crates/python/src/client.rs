@@ -264,7 +264,7 @@ impl NativeClient {
 /// (sync) or on the completion thread (asyncio).
 pub(crate) fn log_attempts(logger: &Bound<'_, PyAny>, attempts: &[Attempt]) {
     let enabled = logger
-        .call_method1("isEnabledFor", (10,))
+        .call_method1(pyo3::intern!(logger.py(), "isEnabledFor"), (10,))
         .and_then(|v| v.is_truthy())
         .unwrap_or(false);
     if !enabled {
