@@ -69,18 +69,25 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         self._attributes: dict[str, Any] | None = None  # relations read as attributes
 
     @classmethod
-    def _embedded_item(
-        cls, session: Session, document: Mapping[str, Any], curies: Sequence[tuple[str, str]]
+    def _make(
+        cls,
+        session: Session,
+        document: Mapping[str, Any],
+        status: int | None,
+        headers: Headers,
+        partial: bool,
+        curies: Sequence[tuple[str, str]],
     ) -> Self:
-        """What ``cls(session, document, partial=True, curies=curies)`` makes, for the
-        thousands of items of a page: a call with keywords passes them through a dict in
-        CPython 3.11, which cost a third of building them (BENCHMARKS.md)."""
+        """What ``cls(session, document, status=..., headers=..., partial=..., curies=...)``
+        makes, for every response and the thousands of items of a page: a call with keywords
+        passes them through a dict in CPython 3.11, which cost a third of building an item and
+        ~350 ns of each request (BENCHMARKS.md)."""
         self = _new(cls)
         self._session = session
         self._doc = document
-        self._status = None
-        self._headers = _NO_HEADERS
-        self._partial = True
+        self._status = status
+        self._headers = headers
+        self._partial = partial
         self._inherited = curies
         self._curies = None
         self._links = None
@@ -161,14 +168,14 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         if self._embedded is None:
             raw = self._doc.get("_embedded") or {}
             session = self._session
-            item = type(self)._embedded_item
+            make = type(self)._make
             # HAL draft §8.3: embedded resources inherit the CURIEs of those that embed them.
             curies = self._curies_in_scope()
 
             def build(rel: str, value: Any) -> Self | list[Self]:
                 if isinstance(value, list):
-                    return [item(session, d, curies) for d in value]
-                return item(session, value, curies)
+                    return [make(session, d, None, _NO_HEADERS, True, curies) for d in value]
+                return make(session, value, None, _NO_HEADERS, True, curies)
 
             rels = session.rels
             self._embedded = RelationMap(raw, lambda: rels.of(list(raw), curies), build)

@@ -169,6 +169,19 @@ def test_an_embedded_item_is_what_the_constructor_makes(
     )
 
 
+def test_a_response_resource_is_what_the_constructor_makes(
+    served: tuple[FakeServer, rp.Client],
+) -> None:
+    # A request's resource is built by the same fast path as the items: every slot must equal
+    # what `Resource(session, document, status=..., headers=...)` sets.
+    page = get_raw(served, b'{"a": 1, "_links": {"self": {"href": "/p"}}}')
+    made = rp.Resource(page._session, page._doc, status=page.status, headers=page.headers)
+    for slot in _ResourceBase.__slots__:
+        assert getattr(page, slot) == getattr(made, slot), slot
+    assert type(page) is rp.Resource and page.status == 200 and not page.partial
+    assert (page.headers["content-type"], repr(page)) == (made.headers["content-type"], repr(made))
+
+
 BAD_HAL = [
     (
         b'{"_embedded": {"m": [{"_links": {"self": {"href": 5}}}]}}',
