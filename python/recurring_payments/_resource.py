@@ -52,7 +52,7 @@ def _send(
             call.flush()
     status, headers, document = reply
     doc = {} if document is None else document
-    return Resource._make(session, doc, status, Headers(headers), False, ())
+    return Resource._make(session, doc, status, headers, False, ())
 
 
 class Link(_LinkBase):

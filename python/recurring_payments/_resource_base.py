@@ -5,7 +5,7 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from . import _core
@@ -37,7 +37,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         "_curies",
         "_doc",
         "_embedded",
-        "_headers",
+        "_headers",  # Headers, or a reply's header pairs until first read (`headers`)
         "_index",
         "_inherited",
         "_links",
@@ -59,7 +59,9 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         self._session = session
         self._doc = document
         self._status = status
-        self._headers = headers if headers is not None else _NO_HEADERS
+        self._headers: Headers | Iterable[tuple[str, str]] = (
+            headers if headers is not None else _NO_HEADERS
+        )
         self._partial = partial
         self._inherited = curies  # the CURIEs of the resources that embed this one
         self._curies: list[tuple[str, str]] | None = None
@@ -74,14 +76,15 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         session: Session,
         document: Mapping[str, Any],
         status: int | None,
-        headers: Headers,
+        headers: Headers | Iterable[tuple[str, str]],
         partial: bool,
         curies: Sequence[tuple[str, str]],
     ) -> Self:
         """What ``cls(session, document, status=..., headers=..., partial=..., curies=...)``
         makes, for every response and the thousands of items of a page: a call with keywords
         passes them through a dict in CPython 3.11, which cost a third of building an item and
-        ~350 ns of each request (BENCHMARKS.md)."""
+        ~350 ns of each request (BENCHMARKS.md). ``headers`` may be a reply's header pairs,
+        wrapped in :class:`Headers` when first read."""
         self = _new(cls)
         self._session = session
         self._doc = document
@@ -252,7 +255,10 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         >>> client.root().headers["Content-Type"].startswith("application/hal+json")
         True
         """
-        return self._headers
+        headers = self._headers
+        if not isinstance(headers, Headers):  # a reply's pairs (native), wrapped when first read
+            headers = self._headers = Headers(headers)
+        return headers
 
     @property
     def etag(self) -> str | None:
@@ -261,7 +267,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         >>> client.root().etag  # the sandbox's are strong: quoted, no W/
         '"..."'
         """
-        return self._headers.get("etag")
+        return self.headers.get("etag")
 
     @property
     def partial(self) -> bool:
