@@ -156,8 +156,9 @@ class AsyncResource(_ResourceBase[AsyncLink]):
 
     __slots__ = ()
 
-    def _link(self, rel: str, data: Mapping[str, Any]) -> AsyncLink:
-        return AsyncLink(self._session, rel, data)
+    @staticmethod
+    def _link(session: Session, rel: str, data: Mapping[str, Any]) -> AsyncLink:
+        return AsyncLink(session, rel, data)
 
     async def fetch(self) -> AsyncResource:
         """GET the ``self`` link: the full representation.

@@ -140,8 +140,9 @@ class Resource(_ResourceBase[Link]):
 
     __slots__ = ()
 
-    def _link(self, rel: str, data: Mapping[str, Any]) -> Link:
-        return Link(self._session, rel, data)
+    @staticmethod
+    def _link(session: Session, rel: str, data: Mapping[str, Any]) -> Link:
+        return Link(session, rel, data)
 
     def fetch(self) -> Resource:
         """GET the ``self`` link: the full representation.

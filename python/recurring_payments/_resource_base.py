@@ -129,7 +129,8 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         return {k: copy.deepcopy(v) for k, v in doc.items() if k not in _HAL_KEYS}
 
     # --- relations ---------------------------------------------------------------------------
-    def _link(self, rel: str, data: Mapping[str, Any]) -> L:
+    @staticmethod
+    def _link(session: Session, rel: str, data: Mapping[str, Any]) -> L:
         raise NotImplementedError  # each subclass builds its own kind of link
 
     @property
@@ -146,17 +147,17 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         """
         if self._links is None:
             raw = self._doc.get("_links") or {}
-            make = self._link
+            # Nothing the map holds may hold `self`: a resource in a cycle with its own map is
+            # freed by the GC only, and every follow that read a relation left 28 such objects.
+            session, make, curies = self._session, type(self)._link, self._curies_in_scope()
 
             def build(rel: str, value: Any) -> L | list[L]:
-                return (
-                    [make(rel, d) for d in value] if isinstance(value, list) else make(rel, value)
-                )
+                if isinstance(value, list):
+                    return [make(session, rel, d) for d in value]
+                return make(session, rel, value)
 
-            rels = self._session.rels
-            self._links = RelationMap(
-                raw, lambda: rels.of(list(raw), self._curies_in_scope()), build
-            )
+            rels = session.rels
+            self._links = RelationMap(raw, lambda: rels.of(list(raw), curies), build)
         return self._links
 
     @property

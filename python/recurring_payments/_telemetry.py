@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from urllib.parse import urlsplit
 
 from opentelemetry import context as otel_context
@@ -80,7 +80,7 @@ class Recorder:
     native worker threads. Both are None when no SDK is configured: nothing is recorded.
     """
 
-    __slots__ = ("_kept", "_parent", "_store", "_template", "headers", "record", "sink")
+    __slots__ = ("_kept", "_parent", "_recording", "_store", "_template", "headers")
 
     def __init__(
         self, parent: otel_context.Context, headers: list[tuple[str, str]], recording: bool
@@ -89,9 +89,18 @@ class Recorder:
         self._kept: Sequence[Record] = ()
         self._store: Sequence[StoreRecord] = ()
         self._template: str | None = None
+        self._recording = recording
         self.headers = headers
-        self.record: Recorder | None = self if recording else None
-        self.sink = self.keep if recording else None
+
+    # Properties, not attributes: a recorder holding itself (or its bound `keep`) is a cycle,
+    # freed by the GC only, one per call (tests/hal/test_no_cycles.py).
+    @property
+    def record(self) -> Recorder | None:
+        return self if self._recording else None
+
+    @property
+    def sink(self) -> Callable[..., None] | None:
+        return self.keep if self._recording else None
 
     def keep(
         self, attempts: Sequence[Record], template: str | None, store: Sequence[StoreRecord] = ()
