@@ -130,9 +130,13 @@ impl NativeClient {
             let outcome = core.authenticate(&headers, Driver::ThisThread, &mut log, &mut store_log);
             (outcome.await, log, store_log)
         })?;
-        log_attempts(self.logger.bind(py), &log);
-        log_store_events(self.logger.bind(py), &store_log);
-        telemetry::record(py, recorder.as_ref(), None, &log, &store_log);
+        observe(
+            self.logger.bind(py),
+            recorder.as_ref(),
+            None,
+            &log,
+            &store_log,
+        );
         Ok(PyToken::from(outcome?))
     }
 
@@ -172,9 +176,14 @@ impl NativeClient {
             let outcome = core.send(request, driver, &mut log, &mut store_log);
             (outcome.await, log, store_log)
         })?;
-        log_attempts(self.logger.bind(py), &log);
-        log_store_events(self.logger.bind(py), &store_log);
-        telemetry::record(py, recorder.as_ref(), template.as_deref(), &log, &store_log);
+        let recorder = recorder.as_ref();
+        observe(
+            self.logger.bind(py),
+            recorder,
+            template.as_deref(),
+            &log,
+            &store_log,
+        );
         Ok(response_tuple(py, &method_name, outcome?)?)
     }
 
@@ -260,9 +269,24 @@ impl NativeClient {
     }
 }
 
-/// One DEBUG line per attempt, written with the GIL and no lock held: on the caller's thread
-/// (sync) or on the completion thread (asyncio).
-pub(crate) fn log_attempts(logger: &Bound<'_, PyAny>, attempts: &[Attempt]) {
+/// Tell a call's observers what it did: the logger (a DEBUG line per attempt, the token
+/// store's commands) and the telemetry recorder (with the `template` the request was expanded
+/// from). With the GIL and no lock held: on the caller's thread (sync) or on the completion
+/// thread (asyncio).
+pub(crate) fn observe(
+    logger: &Bound<'_, PyAny>,
+    recorder: Option<&Py<PyAny>>,
+    template: Option<&str>,
+    attempts: &[Attempt],
+    store_events: &[StoreEvent],
+) {
+    log_attempts(logger, attempts);
+    log_store_events(logger, store_events);
+    telemetry::record(logger.py(), recorder, template, attempts, store_events);
+}
+
+/// One DEBUG line per attempt (see `observe`).
+fn log_attempts(logger: &Bound<'_, PyAny>, attempts: &[Attempt]) {
     let enabled = logger
         .call_method1("isEnabledFor", (10,))
         .and_then(|v| v.is_truthy())
@@ -289,8 +313,8 @@ pub(crate) fn log_attempts(logger: &Bound<'_, PyAny>, attempts: &[Attempt]) {
 }
 
 /// The token store's commands (API.md §10): a failure is a WARNING at most once a minute per
-/// client (the core decides which), else DEBUG. Same thread and GIL rules as `log_attempts`.
-pub(crate) fn log_store_events(logger: &Bound<'_, PyAny>, events: &[StoreEvent]) {
+/// client (the core decides which), else DEBUG (see `observe`).
+fn log_store_events(logger: &Bound<'_, PyAny>, events: &[StoreEvent]) {
     for event in events {
         let milliseconds = event.elapsed.as_secs_f64() * 1000.0;
         let _ = match (&event.message, event.warn) {
