@@ -88,4 +88,5 @@ class Session:
         return _core.expand_target(self.base_url, href, variables, templated, name)
 
     def short_name(self, rel: str) -> str:
-        return self.rels.of([rel]).short_name(rel) or rel
+        # A one-rel index, not cached: display names must not fill the cache of real shapes.
+        return _core.RelIndex([rel], [], self.rel_namespace).short_name(rel) or rel
