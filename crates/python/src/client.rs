@@ -3,10 +3,10 @@
 
 use crate::errors::{to_py, Outcome};
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -50,7 +50,10 @@ fn verify_from(obj: &Bound<'_, PyAny>) -> PyResult<Verify> {
 /// The native client; one per `recurring_payments.Client`.
 #[pyclass(module = "recurring_payments._core", frozen)]
 pub struct NativeClient {
-    core: Arc<Client>,
+    /// `None` once closed: the core goes then, and with it the client's hold on its connection
+    /// pools, however long this object lives on (a kept error's frames name it; an async
+    /// call's frames are in a cycle with its future, which only the GC breaks).
+    core: RwLock<Option<Arc<Client>>>,
     logger: Py<PyAny>,
 }
 
@@ -99,19 +102,29 @@ impl NativeClient {
         // without the GIL.
         let core = py.detach(|| Client::new(config))?;
         Ok(NativeClient {
-            core: Arc::new(core),
+            core: RwLock::new(Some(Arc::new(core))),
             logger,
         })
     }
 
+    /// Let the core go (calls in flight finish with their own reference): idle connections
+    /// close once no other client uses the same pool. Later calls raise RuntimeError.
+    fn close(&self) {
+        let core = match self.core.write() {
+            Ok(mut slot) => slot.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        drop(core); // outside the lock: dropping the pool is not instant
+    }
+
     /// The absolute URL of an href the server sent (relative ones resolve against base_url).
     fn resolve(&self, reference: &str) -> Outcome<String> {
-        Ok(self.core.resolve_href(reference)?.to_string())
+        Ok(self.core()?.resolve_href(reference)?.to_string())
     }
 
     #[getter]
     fn token(&self) -> Option<PyToken> {
-        self.core.token().map(PyToken::from)
+        self.core().ok()?.token().map(PyToken::from)
     }
 
     /// `headers`: this call's extra headers for the token request (the trace context);
@@ -123,7 +136,7 @@ impl NativeClient {
         headers: Option<Vec<(String, String)>>,
         recorder: Option<Py<PyAny>>,
     ) -> Outcome<PyToken> {
-        let core = self.core.clone();
+        let core = self.core()?;
         let headers = headers.unwrap_or_default();
         let (outcome, log, store_log) = wait(py, async move {
             let (mut log, mut store_log) = (Vec::new(), Vec::new());
@@ -163,10 +176,10 @@ impl NativeClient {
         headers: Option<Vec<(String, String)>>,
         recorder: Option<Py<PyAny>>,
     ) -> Outcome<Bound<'py, PyTuple>> {
-        let request = self.prepare(
-            method, href, variables, body, templated, name, if_match, headers,
+        let core = self.core()?;
+        let request = prepare(
+            &core, method, href, variables, body, templated, name, if_match, headers,
         )?;
-        let core = self.core.clone();
         let method_name = request.method.to_string();
         // Only a recorder reads the template (telemetry off: nothing copied).
         let template = recorder.as_ref().and(request.template.clone());
@@ -202,7 +215,7 @@ impl NativeClient {
             template: None,
         };
         let headers = headers.unwrap_or_default();
-        client_async::authenticate(py, self.core.clone(), observers, headers)
+        client_async::authenticate(py, self.core()?, observers, headers)
     }
 
     /// Like `send`, as an awaitable (call it from a coroutine of the running loop), and the
@@ -223,50 +236,56 @@ impl NativeClient {
         headers: Option<Vec<(String, String)>>,
         recorder: Option<Py<PyAny>>,
     ) -> Outcome<(Bound<'py, PyAny>, aio::Abort)> {
-        let request = self.prepare(
-            method, href, variables, body, templated, name, if_match, headers,
+        let core = self.core()?;
+        let request = prepare(
+            &core, method, href, variables, body, templated, name, if_match, headers,
         )?;
         let observers = client_async::Observers {
             logger: self.logger.clone_ref(py),
             template: recorder.as_ref().and(request.template.clone()),
             recorder,
         };
-        Ok(client_async::send(
-            py,
-            self.core.clone(),
-            observers,
-            request,
-        )?)
+        Ok(client_async::send(py, core, observers, request)?)
     }
 }
 
 impl NativeClient {
-    /// The core request of `send`/`send_async`'s arguments, prepared: only conversions here;
-    /// the checks and the policy are the core's (`rp_core::request`).
-    #[allow(clippy::too_many_arguments)]
-    fn prepare(
-        &self,
-        method: &str,
-        href: String,
-        variables: Option<&Bound<'_, PyAny>>,
-        body: Option<&Bound<'_, PyAny>>,
-        templated: Option<bool>,
-        name: Option<String>,
-        if_match: Option<String>,
-        headers: Option<Vec<(String, String)>>,
-    ) -> Outcome<Prepared> {
-        let name = name.filter(|n| !n.is_empty()); // a rel named "" goes by its href
-        let target = template::target_from(href, variables, templated, name.as_deref())?;
-        let mut request = Request::new(method, target)?;
-        request.body = match body {
-            Some(b) if !b.is_none() => Some(bytes::Bytes::from(convert::to_json_bytes(b)?)),
-            _ => None,
-        };
-        request.if_match = if_match;
-        request.headers = headers.unwrap_or_default();
-        request.name = name;
-        Ok(self.core.prepare(request)?)
+    /// The core, or the error of a closed client (a call that raced `close`).
+    fn core(&self) -> PyResult<Arc<Client>> {
+        let slot = self
+            .core
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        slot.clone()
+            .ok_or_else(|| PyRuntimeError::new_err("this client is closed"))
     }
+}
+
+/// The core request of `send`/`send_async`'s arguments, prepared: only conversions here; the
+/// checks and the policy are the core's (`rp_core::request`).
+#[allow(clippy::too_many_arguments)]
+fn prepare(
+    core: &Client,
+    method: &str,
+    href: String,
+    variables: Option<&Bound<'_, PyAny>>,
+    body: Option<&Bound<'_, PyAny>>,
+    templated: Option<bool>,
+    name: Option<String>,
+    if_match: Option<String>,
+    headers: Option<Vec<(String, String)>>,
+) -> Outcome<Prepared> {
+    let name = name.filter(|n| !n.is_empty()); // a rel named "" goes by its href
+    let target = template::target_from(href, variables, templated, name.as_deref())?;
+    let mut request = Request::new(method, target)?;
+    request.body = match body {
+        Some(b) if !b.is_none() => Some(bytes::Bytes::from(convert::to_json_bytes(b)?)),
+        _ => None,
+    };
+    request.if_match = if_match;
+    request.headers = headers.unwrap_or_default();
+    request.name = name;
+    Ok(core.prepare(request)?)
 }
 
 /// Tell a call's observers what it did: the logger (a DEBUG line per attempt, the token
