@@ -64,3 +64,17 @@ def test_aclose_lets_connections_go_while_an_error_is_kept(server: FakeServer) -
     while open_fds() > before and time.monotonic() < deadline:
         time.sleep(0.02)
     assert open_fds() <= before, kept
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
+def test_close_lets_this_threads_connections_go(server: FakeServer) -> None:
+    # A sync client's connections are its thread's, driven only while that thread waits on a
+    # request: `close()` closes them, rather than the thread's next new pool (or its exit),
+    # with the last error kept too.
+    with server.client(connect_timeout=7.5) as client:
+        client.root()
+        server.fail_next(500)
+        with pytest.raises(rp.ServerError) as failed:
+            client.get("/")
+        in_use = open_fds()  # its connection, and the in-process sandbox's end of it
+    assert open_fds() < in_use, failed.value

@@ -109,12 +109,16 @@ impl NativeClient {
 
     /// Let the core go (calls in flight finish with their own reference): idle connections
     /// close once no other client uses the same pool. Later calls raise RuntimeError.
-    fn close(&self) {
+    fn close(&self, py: Python<'_>) {
         let core = match self.core.write() {
             Ok(mut slot) => slot.take(),
             Err(poisoned) => poisoned.into_inner().take(),
         };
-        drop(core); // outside the lock: dropping the pool is not instant
+        // Outside the lock, without the GIL: the pools' connections are closed here.
+        py.detach(|| {
+            drop(core);
+            rp_core::transport::release_unused_here();
+        });
     }
 
     /// The absolute URL of an href the server sent (relative ones resolve against base_url).
