@@ -36,12 +36,7 @@ def main(rounds: int, n: int) -> None:
 
     server = bench.child_server()
     ours = bench.ours(server)
-    client = rp.Client(
-        server.base,
-        credentials=rp.AppCredentials(*server.app),
-        profile=server.profile,
-        rel_namespace=server.base + "/alps#",
-    )
+    client = bench.our_client(server)
     link = client.bench_mandate
     session = client._session
     native = session.live()

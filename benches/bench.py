@@ -101,16 +101,21 @@ def _peer_href(item: dict[str, Any]) -> str:
     return str(item["_links"]["self"]["href"])
 
 
-def ours(server: Server, **options: Any) -> Sync:
+def our_client(server: Server, **options: Any) -> Any:
+    """Our sync client of ``server``, as every workload of ours uses it."""
     import recurring_payments as rp
 
-    client = rp.Client(
+    return rp.Client(
         server.base,
         credentials=rp.AppCredentials(*server.app),
         profile=server.profile,
         rel_namespace=server.base + "/alps#",
         **options,
     )
+
+
+def ours(server: Server, **options: Any) -> Sync:
+    client = our_client(server, **options)
     link = client.bench_mandate
 
     def follow(i: int) -> None:

@@ -14,7 +14,8 @@ Against: the secrets of every `FakeServer` (its app, `add_app`, `add_admin`; tho
 8 characters are not distinctive enough to search, but their Basic value always is) and every
 access token it issued (`_core.SandboxServer.issued_tokens()`, a test aid).
 
-Loaded by tests/conftest.py (`pytest_plugins`); tests/test_secret_watch.py proves it can fail.
+Loaded by tests/conftest.py (`pytest_plugins`); tests/package/test_secret_watch.py proves it
+can fail.
 """
 
 from __future__ import annotations

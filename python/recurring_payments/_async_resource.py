@@ -6,46 +6,13 @@ and `_link_base.py`); here the requests are coroutines and `pages()` is an async
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Coroutine, Iterable, Mapping
+from collections.abc import AsyncIterator, Coroutine, Mapping
 from typing import Any
 
-from . import _core
 from ._headers import Headers
 from ._link_base import _LinkBase
 from ._resource_base import _ResourceBase
 from ._session import Session
-
-_Reply = tuple[int, Iterable[tuple[str, str]], Any]
-
-
-def _start(
-    session: Session,
-    method: str,
-    href: str,
-    variables: Mapping[str, Any] | None,
-    body: Any,
-    templated: bool | None,
-    name: str | None,
-    if_match: str | None = None,
-) -> tuple[Awaitable[_Reply], _core._Abort]:
-    """One request, in one call into the core (which checks, expands and resolves ``href``):
-    its future and the abort of its task, which the awaiting coroutine calls when interrupted
-    (cancelled): cancelling the awaiting task cancels the request."""
-    native = session.live()
-    # Started in this task's context, before awaiting: the spans are children of its current
-    # span, whichever thread records them (API.md §9).
-    call = session.telemetry_call()
-    if call is None:
-        return native.send_async(method, href, variables, body, templated, name, if_match)
-    return native.send_async(
-        method, href, variables, body, templated, name, if_match, call.headers, call.record
-    )
-
-
-def _resource(session: Session, reply: _Reply) -> AsyncResource:
-    status, headers, document = reply
-    doc = {} if document is None else document
-    return AsyncResource(session, doc, status=status, headers=Headers(headers))
 
 
 async def _send(
@@ -58,15 +25,27 @@ async def _send(
     name: str | None = None,
     if_match: str | None = None,
 ) -> AsyncResource:
-    """One request (see `_start`), awaited. The links' methods inline it: one coroutine less
-    per request."""
-    future, task = _start(session, method, href, variables, body, templated, name, if_match)
+    """One request, in one call into the core (which checks, expands and resolves ``href``),
+    awaited. The core hands back the request's future and the abort of its task, which is
+    called when the await is interrupted (cancelled): cancelling the awaiting task cancels the
+    request."""
+    native = session.live()
+    # Started in this task's context, before awaiting: the spans are children of its current
+    # span, whichever thread records them (API.md §9).
+    call = session.telemetry_call()
+    if call is None:
+        future, task = native.send_async(method, href, variables, body, templated, name, if_match)
+    else:
+        future, task = native.send_async(
+            method, href, variables, body, templated, name, if_match, call.headers, call.record
+        )
     try:
-        reply = await future
+        status, headers, document = await future
     except BaseException:
         task.abort()
         raise
-    return _resource(session, reply)
+    doc = {} if document is None else document
+    return AsyncResource(session, doc, status=status, headers=Headers(headers))
 
 
 class AsyncLink(_LinkBase):
@@ -95,13 +74,7 @@ class AsyncLink(_LinkBase):
         """
         self._warn_if_deprecated()
         session = self._session
-        future, task = _start(session, "GET", self.href, variables, None, self.templated, self.rel)
-        try:
-            reply = await future
-        except BaseException:
-            task.abort()
-            raise
-        return _resource(session, reply)
+        return await _send(session, "GET", self.href, variables, None, self.templated, self.rel)
 
     async def post(self, body: Any = None, /, **variables: Any) -> AsyncResource:
         """POST ``body`` as JSON to this link (never retried; see the guide "Errors and recovery").
@@ -112,13 +85,7 @@ class AsyncLink(_LinkBase):
         """
         self._warn_if_deprecated()
         session = self._session
-        future, task = _start(session, "POST", self.href, variables, body, self.templated, self.rel)
-        try:
-            reply = await future
-        except BaseException:
-            task.abort()
-            raise
-        return _resource(session, reply)
+        return await _send(session, "POST", self.href, variables, body, self.templated, self.rel)
 
     async def patch(
         self, body: Any, /, *, if_match: str | None = None, **variables: Any
@@ -130,15 +97,8 @@ class AsyncLink(_LinkBase):
         True
         """
         self._warn_if_deprecated()
-        session, href, templated = self._session, self.href, self.templated
-        rel = self.rel
-        future, task = _start(session, "PATCH", href, variables, body, templated, rel, if_match)
-        try:
-            reply = await future
-        except BaseException:
-            task.abort()
-            raise
-        return _resource(session, reply)
+        session, href, rel = self._session, self.href, self.rel
+        return await _send(session, "PATCH", href, variables, body, self.templated, rel, if_match)
 
 
 class AsyncResource(_ResourceBase[AsyncLink]):

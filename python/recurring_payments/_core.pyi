@@ -125,6 +125,9 @@ class NativeClient:
     ) -> NativeClient: ...
     @property
     def token(self) -> Token | None: ...
+    def close(self) -> None:
+        """Let the core and its hold on the connection pools go; later calls raise
+        RuntimeError."""
     def authenticate(
         self, *, headers: list[tuple[str, str]] | None = None, recorder: _Recorder | None = None
     ) -> Token:

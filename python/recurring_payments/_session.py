@@ -59,7 +59,11 @@ class Session:
         return native
 
     def close(self) -> None:
-        self.native = None
+        native, self.native = self.native, None
+        if native is not None:
+            # Now, not when the native client is collected: a kept error's frames (and an
+            # async call's cycle through its future) can hold it long after.
+            native.close()
 
     def telemetry_call(self) -> Recorder | None:
         """This call's telemetry (API.md §9), started in the caller's context — this thread's
@@ -88,4 +92,5 @@ class Session:
         return _core.expand_target(self.base_url, href, variables, templated, name)
 
     def short_name(self, rel: str) -> str:
-        return self.rels.of([rel]).short_name(rel) or rel
+        # A one-rel index, not cached: display names must not fill the cache of real shapes.
+        return _core.RelIndex([rel], [], self.rel_namespace).short_name(rel) or rel

@@ -268,6 +268,17 @@ async def test_cancelled_request_then_a_successful_one(
     assert time.monotonic() - started < 1.0
 
 
+async def _cancel_while_the_token_stalls(
+    server: FakeServer, task: asyncio.Future[Any], requested: int
+) -> None:
+    """Cancel ``task`` while it waits on the stalled token request (the ``requested``-th)."""
+    await asyncio.sleep(0.3)
+    assert len(server.token_requests) == requested and not task.done()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
 @pytest.mark.asyncio
 async def test_cancelling_a_token_request_releases_the_token_lock(
     server: FakeServer, aclient: rp.AsyncClient
@@ -276,11 +287,7 @@ async def test_cancelling_a_token_request_releases_the_token_lock(
     # the task drops the Rust future (and its lock) can the next call get a token at once.
     server.delay_next(3.0, path="/oauth/token")
     task = asyncio.ensure_future(aclient.get("/"))
-    await asyncio.sleep(0.3)
-    assert len(server.token_requests) == 1 and not task.done()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await _cancel_while_the_token_stalls(server, task, requested=1)
     started = time.monotonic()
     assert (await aclient.get("/")).status == 200
     assert time.monotonic() - started < 1.0
@@ -305,11 +312,7 @@ async def test_cancelling_a_link_request_releases_the_token_lock(
         "patch": lambda: link.patch({}),
     }
     task = asyncio.ensure_future(calls[method]())
-    await asyncio.sleep(0.3)
-    assert len(server.token_requests) == 2 and not task.done()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await _cancel_while_the_token_stalls(server, task, requested=2)
     started = time.monotonic()
     assert (await aclient.get("/")).status == 200
     assert time.monotonic() - started < 1.0
@@ -322,11 +325,7 @@ async def test_cancelling_authenticate_releases_the_token_lock(
 ) -> None:
     server.delay_next(3.0, path="/oauth/token")
     task = asyncio.ensure_future(aclient.authenticate())
-    await asyncio.sleep(0.3)
-    assert len(server.token_requests) == 1 and not task.done()
-    task.cancel()
-    with pytest.raises(asyncio.CancelledError):
-        await task
+    await _cancel_while_the_token_stalls(server, task, requested=1)
     started = time.monotonic()
     assert (await aclient.authenticate()).scope
     assert time.monotonic() - started < 1.0

@@ -4,17 +4,9 @@ printing the secrets; a clean run passes."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
-TESTS = Path(__file__).resolve().parents[1]
-
-CONFTEST = f"""
-import sys
-sys.path.insert(0, {str(TESTS)!r})
-pytest_plugins = ["secret_watch"]
-"""
+from watched_session import run_watched
 
 LEAKS = """
 import logging
@@ -69,21 +61,8 @@ def test_errors_and_logs_without_secrets():
 """
 
 
-def _pytest(directory: Path, source: str) -> subprocess.CompletedProcess[str]:
-    directory.mkdir()
-    (directory / "conftest.py").write_text(CONFTEST)
-    (directory / "test_it.py").write_text(source)
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(directory)],
-        capture_output=True,
-        text=True,
-        timeout=50,
-        cwd=directory,
-    )
-
-
 def test_the_watch_flags_each_leak(tmp_path: Path) -> None:
-    run = _pytest(tmp_path / "leaks", LEAKS)
+    run = run_watched(tmp_path / "leaks", LEAKS)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "4 passed" in run.stdout  # the tests pass; the session fails on the leaks
     summary = run.stdout.split("secret watch: LEAKS", 1)[1]
@@ -98,6 +77,6 @@ def test_the_watch_flags_each_leak(tmp_path: Path) -> None:
 
 
 def test_a_clean_run_passes(tmp_path: Path) -> None:
-    run = _pytest(tmp_path / "clean", CLEAN)
+    run = run_watched(tmp_path / "clean", CLEAN)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "secret watch:" in run.stdout and "no leak" in run.stdout

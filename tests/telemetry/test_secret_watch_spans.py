@@ -4,21 +4,13 @@ fails and names each test; the spans and metrics of real requests are clean."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+from watched_session import run_watched
 
 pytest.importorskip("opentelemetry.sdk")
 
-TESTS = Path(__file__).resolve().parents[1]
-
-CONFTEST = f"""
-import sys
-sys.path.insert(0, {str(TESTS)!r})
-pytest_plugins = ["secret_watch"]
-"""
 
 LEAKS = """
 from opentelemetry import metrics, trace
@@ -73,21 +65,8 @@ def test_requests_with_spans():
 """
 
 
-def _pytest(directory: Path, source: str) -> subprocess.CompletedProcess[str]:
-    directory.mkdir()
-    (directory / "conftest.py").write_text(CONFTEST)
-    (directory / "test_it.py").write_text(source)
-    return subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", str(directory)],
-        capture_output=True,
-        text=True,
-        timeout=50,
-        cwd=directory,
-    )
-
-
 def test_the_watch_flags_secrets_in_spans_and_metrics(tmp_path: Path) -> None:
-    run = _pytest(tmp_path / "leaks", LEAKS)
+    run = run_watched(tmp_path / "leaks", LEAKS)
     assert run.returncode == 1, run.stdout + run.stderr
     assert "3 passed" in run.stdout  # the tests pass; the session fails on the leaks
     summary = run.stdout.split("secret watch: LEAKS", 1)[1]
@@ -100,7 +79,7 @@ def test_the_watch_flags_secrets_in_spans_and_metrics(tmp_path: Path) -> None:
 
 
 def test_the_spans_and_metrics_of_requests_are_clean(tmp_path: Path) -> None:
-    run = _pytest(tmp_path / "clean", CLEAN)
+    run = run_watched(tmp_path / "clean", CLEAN)
     assert run.returncode == 0, run.stdout + run.stderr
     assert "no leak" in run.stdout
     assert "spans" in run.stdout  # the summary counts what it saw of telemetry

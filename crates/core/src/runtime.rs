@@ -137,6 +137,13 @@ impl<T> ThreadOwned<T> {
         };
         Ok(&mut *slot.insert(owned).value)
     }
+
+    /// The value in `slot` if this process built it (never builds).
+    pub fn get_mut(slot: &mut Option<Self>) -> Option<&mut T> {
+        slot.as_mut()
+            .filter(|owned| owned.pid == std::process::id())
+            .map(|owned| &mut *owned.value)
+    }
 }
 
 impl<T> Drop for ThreadOwned<T> {

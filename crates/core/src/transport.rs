@@ -212,6 +212,39 @@ fn pooled_client(
     client_in(&mut pools, lease, config)
 }
 
+/// Drop this thread's pools that no client uses any more and close their idle connections:
+/// for a sync client's `close` on the thread that used it. Otherwise they would wait for this
+/// thread's next new pool (or its exit), their connections open until then, since those are
+/// driven only while the thread waits on a request.
+pub fn release_unused_here() {
+    let unused: Vec<Pool> = THREAD_POOLS
+        .try_with(|cell| {
+            let Ok(mut slot) = cell.try_borrow_mut() else {
+                return Vec::new(); // in a request on this thread (a signal handler's close)
+            };
+            let Some(pools) = ThreadOwned::get_mut(&mut slot) else {
+                return Vec::new();
+            };
+            let dead: Vec<PoolKey> = pools
+                .iter()
+                .filter(|(_, pool)| !pool.alive())
+                .map(|(key, _)| key.clone())
+                .collect();
+            dead.iter().filter_map(|key| pools.remove(key)).collect()
+        })
+        .unwrap_or_default();
+    if unused.is_empty() {
+        return;
+    }
+    // Dropped on this thread's runtime, which then runs the connections' tasks, woken by
+    // their pool's end, to theirs: one turn to see it, one to close.
+    let _ = crate::runtime::block_on_here(async move {
+        drop(unused);
+        tokio::task::yield_now().await;
+        tokio::task::yield_now().await;
+    });
+}
+
 /// The client of `pools` for `lease`, built and added on first use (or after a fork, or after
 /// the lease's previous pool was dropped). Adding one sweeps the pools nobody holds any more.
 fn client_in(

@@ -3,10 +3,10 @@
 
 use crate::errors::{to_py, Outcome};
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
@@ -50,7 +50,10 @@ fn verify_from(obj: &Bound<'_, PyAny>) -> PyResult<Verify> {
 /// The native client; one per `recurring_payments.Client`.
 #[pyclass(module = "recurring_payments._core", frozen)]
 pub struct NativeClient {
-    core: Arc<Client>,
+    /// `None` once closed: the core goes then, and with it the client's hold on its connection
+    /// pools, however long this object lives on (a kept error's frames name it; an async
+    /// call's frames are in a cycle with its future, which only the GC breaks).
+    core: RwLock<Option<Arc<Client>>>,
     logger: Py<PyAny>,
 }
 
@@ -99,19 +102,33 @@ impl NativeClient {
         // without the GIL.
         let core = py.detach(|| Client::new(config))?;
         Ok(NativeClient {
-            core: Arc::new(core),
+            core: RwLock::new(Some(Arc::new(core))),
             logger,
         })
     }
 
+    /// Let the core go (calls in flight finish with their own reference): idle connections
+    /// close once no other client uses the same pool. Later calls raise RuntimeError.
+    fn close(&self, py: Python<'_>) {
+        let core = match self.core.write() {
+            Ok(mut slot) => slot.take(),
+            Err(poisoned) => poisoned.into_inner().take(),
+        };
+        // Outside the lock, without the GIL: the pools' connections are closed here.
+        py.detach(|| {
+            drop(core);
+            rp_core::transport::release_unused_here();
+        });
+    }
+
     /// The absolute URL of an href the server sent (relative ones resolve against base_url).
     fn resolve(&self, reference: &str) -> Outcome<String> {
-        Ok(self.core.resolve_href(reference)?.to_string())
+        Ok(self.core()?.resolve_href(reference)?.to_string())
     }
 
     #[getter]
     fn token(&self) -> Option<PyToken> {
-        self.core.token().map(PyToken::from)
+        self.core().ok()?.token().map(PyToken::from)
     }
 
     /// `headers`: this call's extra headers for the token request (the trace context);
@@ -123,16 +140,20 @@ impl NativeClient {
         headers: Option<Vec<(String, String)>>,
         recorder: Option<Py<PyAny>>,
     ) -> Outcome<PyToken> {
-        let core = self.core.clone();
+        let core = self.core()?;
         let headers = headers.unwrap_or_default();
         let (outcome, log, store_log) = wait(py, async move {
             let (mut log, mut store_log) = (Vec::new(), Vec::new());
             let outcome = core.authenticate(&headers, Driver::ThisThread, &mut log, &mut store_log);
             (outcome.await, log, store_log)
         })?;
-        log_attempts(self.logger.bind(py), &log);
-        log_store_events(self.logger.bind(py), &store_log);
-        telemetry::record(py, recorder.as_ref(), None, &log, &store_log);
+        observe(
+            self.logger.bind(py),
+            recorder.as_ref(),
+            None,
+            &log,
+            &store_log,
+        );
         Ok(PyToken::from(outcome?))
     }
 
@@ -159,10 +180,10 @@ impl NativeClient {
         headers: Option<Vec<(String, String)>>,
         recorder: Option<Py<PyAny>>,
     ) -> Outcome<Bound<'py, PyTuple>> {
-        let request = self.prepare(
-            method, href, variables, body, templated, name, if_match, headers,
+        let core = self.core()?;
+        let request = prepare(
+            &core, method, href, variables, body, templated, name, if_match, headers,
         )?;
-        let core = self.core.clone();
         let method_name = request.method.to_string();
         // Only a recorder reads the template (telemetry off: nothing copied).
         let template = recorder.as_ref().and(request.template.clone());
@@ -172,9 +193,14 @@ impl NativeClient {
             let outcome = core.send(request, driver, &mut log, &mut store_log);
             (outcome.await, log, store_log)
         })?;
-        log_attempts(self.logger.bind(py), &log);
-        log_store_events(self.logger.bind(py), &store_log);
-        telemetry::record(py, recorder.as_ref(), template.as_deref(), &log, &store_log);
+        let recorder = recorder.as_ref();
+        observe(
+            self.logger.bind(py),
+            recorder,
+            template.as_deref(),
+            &log,
+            &store_log,
+        );
         Ok(response_tuple(py, &method_name, outcome?)?)
     }
 
@@ -193,7 +219,7 @@ impl NativeClient {
             template: None,
         };
         let headers = headers.unwrap_or_default();
-        client_async::authenticate(py, self.core.clone(), observers, headers)
+        client_async::authenticate(py, self.core()?, observers, headers)
     }
 
     /// Like `send`, as an awaitable (call it from a coroutine of the running loop), and the
@@ -214,55 +240,76 @@ impl NativeClient {
         headers: Option<Vec<(String, String)>>,
         recorder: Option<Py<PyAny>>,
     ) -> Outcome<(Bound<'py, PyAny>, aio::Abort)> {
-        let request = self.prepare(
-            method, href, variables, body, templated, name, if_match, headers,
+        let core = self.core()?;
+        let request = prepare(
+            &core, method, href, variables, body, templated, name, if_match, headers,
         )?;
         let observers = client_async::Observers {
             logger: self.logger.clone_ref(py),
             template: recorder.as_ref().and(request.template.clone()),
             recorder,
         };
-        Ok(client_async::send(
-            py,
-            self.core.clone(),
-            observers,
-            request,
-        )?)
+        Ok(client_async::send(py, core, observers, request)?)
     }
 }
 
 impl NativeClient {
-    /// The core request of `send`/`send_async`'s arguments, prepared: only conversions here;
-    /// the checks and the policy are the core's (`rp_core::request`).
-    #[allow(clippy::too_many_arguments)]
-    fn prepare(
-        &self,
-        method: &str,
-        href: String,
-        variables: Option<&Bound<'_, PyAny>>,
-        body: Option<&Bound<'_, PyAny>>,
-        templated: Option<bool>,
-        name: Option<String>,
-        if_match: Option<String>,
-        headers: Option<Vec<(String, String)>>,
-    ) -> Outcome<Prepared> {
-        let name = name.filter(|n| !n.is_empty()); // a rel named "" goes by its href
-        let target = template::target_from(href, variables, templated, name.as_deref())?;
-        let mut request = Request::new(method, target)?;
-        request.body = match body {
-            Some(b) if !b.is_none() => Some(bytes::Bytes::from(convert::to_json_bytes(b)?)),
-            _ => None,
-        };
-        request.if_match = if_match;
-        request.headers = headers.unwrap_or_default();
-        request.name = name;
-        Ok(self.core.prepare(request)?)
+    /// The core, or the error of a closed client (a call that raced `close`).
+    fn core(&self) -> PyResult<Arc<Client>> {
+        let slot = self
+            .core
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        slot.clone()
+            .ok_or_else(|| PyRuntimeError::new_err("this client is closed"))
     }
 }
 
-/// One DEBUG line per attempt, written with the GIL and no lock held: on the caller's thread
-/// (sync) or on the completion thread (asyncio).
-pub(crate) fn log_attempts(logger: &Bound<'_, PyAny>, attempts: &[Attempt]) {
+/// The core request of `send`/`send_async`'s arguments, prepared: only conversions here; the
+/// checks and the policy are the core's (`rp_core::request`).
+#[allow(clippy::too_many_arguments)]
+fn prepare(
+    core: &Client,
+    method: &str,
+    href: String,
+    variables: Option<&Bound<'_, PyAny>>,
+    body: Option<&Bound<'_, PyAny>>,
+    templated: Option<bool>,
+    name: Option<String>,
+    if_match: Option<String>,
+    headers: Option<Vec<(String, String)>>,
+) -> Outcome<Prepared> {
+    let name = name.filter(|n| !n.is_empty()); // a rel named "" goes by its href
+    let target = template::target_from(href, variables, templated, name.as_deref())?;
+    let mut request = Request::new(method, target)?;
+    request.body = match body {
+        Some(b) if !b.is_none() => Some(bytes::Bytes::from(convert::to_json_bytes(b)?)),
+        _ => None,
+    };
+    request.if_match = if_match;
+    request.headers = headers.unwrap_or_default();
+    request.name = name;
+    Ok(core.prepare(request)?)
+}
+
+/// Tell a call's observers what it did: the logger (a DEBUG line per attempt, the token
+/// store's commands) and the telemetry recorder (with the `template` the request was expanded
+/// from). With the GIL and no lock held: on the caller's thread (sync) or on the completion
+/// thread (asyncio).
+pub(crate) fn observe(
+    logger: &Bound<'_, PyAny>,
+    recorder: Option<&Py<PyAny>>,
+    template: Option<&str>,
+    attempts: &[Attempt],
+    store_events: &[StoreEvent],
+) {
+    log_attempts(logger, attempts);
+    log_store_events(logger, store_events);
+    telemetry::record(logger.py(), recorder, template, attempts, store_events);
+}
+
+/// One DEBUG line per attempt (see `observe`).
+fn log_attempts(logger: &Bound<'_, PyAny>, attempts: &[Attempt]) {
     let enabled = logger
         .call_method1(pyo3::intern!(logger.py(), "isEnabledFor"), (10,))
         .and_then(|v| v.is_truthy())
@@ -289,8 +336,8 @@ pub(crate) fn log_attempts(logger: &Bound<'_, PyAny>, attempts: &[Attempt]) {
 }
 
 /// The token store's commands (API.md §10): a failure is a WARNING at most once a minute per
-/// client (the core decides which), else DEBUG. Same thread and GIL rules as `log_attempts`.
-pub(crate) fn log_store_events(logger: &Bound<'_, PyAny>, events: &[StoreEvent]) {
+/// client (the core decides which), else DEBUG (see `observe`).
+fn log_store_events(logger: &Bound<'_, PyAny>, events: &[StoreEvent]) {
     for event in events {
         let milliseconds = event.elapsed.as_secs_f64() * 1000.0;
         let _ = match (&event.message, event.warn) {

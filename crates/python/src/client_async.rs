@@ -12,9 +12,9 @@ use rp_core::error::Error;
 use rp_core::request::Prepared;
 use rp_core::transport::{Attempt, Driver, Response};
 
-use super::client::{log_attempts, log_store_events, response_tuple};
+use super::aio;
+use super::client::{observe, response_tuple};
 use super::token::PyToken;
-use super::{aio, telemetry};
 use crate::errors::to_py;
 
 enum Reply {
@@ -37,12 +37,15 @@ impl<'py> IntoPyObject<'py> for Completion {
     type Error = PyErr;
 
     fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        log_attempts(self.observers.logger.bind(py), &self.log);
-        log_store_events(self.observers.logger.bind(py), &self.store_log);
         let observers = &self.observers;
-        let template = observers.template.as_deref();
-        let recorder = observers.recorder.as_ref();
-        telemetry::record(py, recorder, template, &self.log, &self.store_log);
+        let (recorder, template) = (observers.recorder.as_ref(), observers.template.as_deref());
+        observe(
+            observers.logger.bind(py),
+            recorder,
+            template,
+            &self.log,
+            &self.store_log,
+        );
         match self.outcome.map_err(to_py)? {
             Reply::Response(method, response) => {
                 Ok(response_tuple(py, method.as_str(), *response)?.into_any())

@@ -96,7 +96,7 @@ impl Document {
 
     /// The relations of `_links` with where their values are (empty without `_links`), read
     /// once: through the kept view of the `_links` field.
-    pub(crate) fn link_entries<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, Links>>> {
+    pub(crate) fn links_view<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, Links>>> {
         let Some(at) = self.doc.links_field() else {
             return Ok(None);
         };

@@ -146,7 +146,7 @@ impl RelCache {
         inherited: Vec<(String, String)>,
     ) -> Outcome<Py<RelIndex>> {
         let inherited = to_curies(inherited);
-        let shape = match document.link_entries(py)? {
+        let shape = match document.links_view(py)? {
             Some(links) => document.core().shape_of(links.get().entries(), &inherited),
             None => document.core().shape(&inherited),
         };
