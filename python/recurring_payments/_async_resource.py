@@ -9,7 +9,6 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Coroutine, Mapping
 from typing import Any
 
-from ._headers import Headers
 from ._link_base import _LinkBase
 from ._resource_base import _ResourceBase
 from ._session import Session
@@ -45,7 +44,7 @@ async def _send(
         task.abort()
         raise
     doc = {} if document is None else document
-    return AsyncResource(session, doc, status=status, headers=Headers(headers))
+    return AsyncResource._make(session, doc, status, headers, False, ())
 
 
 class AsyncLink(_LinkBase):
