@@ -155,6 +155,25 @@ def test_rediss_refuses_a_certificate_for_another_name(
         assert "TLS handshake failed" in message and "not valid for name" in message, message
 
 
+def test_ssl_cert_file_is_read_for_each_new_connection(
+    server: FakeServer,
+    authority: CertificateAuthority,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # fleets.md: the roots are read again for each new connection to Redis, so a CA bundle
+    # set (or rotated) after a first refusal is used by the next client.
+    trust(monkeypatch, CertificateAuthority(tmp_path, "another-ca").cert)
+    with running(authority.issue("redis"), PASSWORD) as redis:
+        with server.client(token_store=redis.url, connect_timeout=OP_TIMEOUT) as refused:
+            refused.root()
+        assert redis.scan() == {}
+        trust(monkeypatch, authority.cert)
+        with server.client(token_store=redis.url) as trusting:
+            trusting.root()
+        assert len([k for k in redis.scan() if not k.endswith(b":lock")]) == 1
+
+
 def test_rediss_to_a_plain_port_falls_back_within_the_op_timeout(
     server: FakeServer,
     authority: CertificateAuthority,
