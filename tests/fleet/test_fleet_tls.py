@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import otel_kit
 import pytest
 from redis_server import (
     CertificateAuthority,
@@ -134,11 +135,13 @@ def test_rediss_refuses_a_certificate_from_another_ca(
     # The client trusts another CA (of the same shape): the handshake must fail, so nothing
     # reaches Redis. With verification off the clients would share one token and store it.
     trust(monkeypatch, CertificateAuthority(tmp_path, "another-ca").cert)
-    with running(authority.issue("redis"), PASSWORD) as redis:
+    with running(authority.issue("redis"), PASSWORD) as redis, otel_kit.capture() as exporter:
         warnings = assert_fell_back(server, redis, redis.url, caplog)
     for message in warnings:
         assert "token store unavailable" in message
         assert "TLS handshake failed" in message and "UnknownIssuer" in message, message
+    spans = [s for s in exporter.get_finished_spans() if s.name == "recurring_payments.token_store"]
+    assert spans and all(s.attributes.get("error.type") == "tls" for s in spans)
 
 
 def test_rediss_refuses_a_certificate_for_another_name(
