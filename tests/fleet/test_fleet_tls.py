@@ -34,6 +34,15 @@ OP_TIMEOUT = 1.0
 FALLBACK_BOUND = 5 * OP_TIMEOUT
 
 
+@pytest.fixture(autouse=True, scope="module")
+def api_roots_first() -> None:
+    """The API's roots (`verify=True`) are read once per process, when its first connection
+    pool is built: build it before these tests point SSL_CERT_FILE at their CAs, so that the
+    rest of the test process keeps the system's roots for the API."""
+    with FakeServer() as api, api.client() as client:
+        client.root()
+
+
 @pytest.fixture
 def authority(tmp_path: Path) -> CertificateAuthority:
     """The CA the test's Redis servers get their certificates from. Without redis-server or
@@ -165,16 +174,15 @@ def test_ssl_cert_file_is_read_for_each_new_connection(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # fleets.md: the roots are read again for each new connection to Redis, so a CA bundle
-    # set (or rotated) after a first refusal is used by the next client.
+    # set (or rotated) after a refusal is used by the same client's next connection.
     trust(monkeypatch, CertificateAuthority(tmp_path, "another-ca").cert)
     with running(authority.issue("redis"), PASSWORD) as redis:
-        with server.client(token_store=redis.url, connect_timeout=OP_TIMEOUT) as refused:
-            refused.root()
-        assert redis.scan() == {}
-        trust(monkeypatch, authority.cert)
-        with server.client(token_store=redis.url) as trusting:
-            trusting.root()
-        assert len([k for k in redis.scan() if not k.endswith(b":lock")]) == 1
+        with server.client(token_store=redis.url, connect_timeout=OP_TIMEOUT) as client:
+            client.root()
+            assert redis.scan() == {}
+            trust(monkeypatch, authority.cert)
+            client.authenticate()  # a renewal: a new connection, which stores the token
+            assert len([k for k in redis.scan() if not k.endswith(b":lock")]) == 1
 
 
 def test_rediss_to_a_plain_port_falls_back_within_the_op_timeout(
