@@ -1,15 +1,20 @@
 """A real ``redis-server`` for the fleet tests (and benches/fleet.py): started on a free
-loopback port in a temporary directory without persistence, stopped (and restarted) at will;
+loopback port in a temporary directory without persistence, stopped (and restarted) at will,
+over plain TCP or TLS (certificates from a throw-away CA made with the ``openssl`` command);
 plus a minimal RESP client, so the tests need no Redis package of their own."""
 
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import socket
+import ssl
 import subprocess
 import tempfile
 import time
+from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 
@@ -20,24 +25,95 @@ def free_port() -> int:
         return port
 
 
-class RedisServer:
-    """``redis-server`` on ``127.0.0.1:<port>``; ``url`` is its ``redis://`` URL."""
+@dataclass(frozen=True)
+class TlsFiles:
+    """A server's certificate and key (PEM files) and the CA certificate that signed it."""
 
-    def __init__(self) -> None:
+    ca: Path
+    cert: Path
+    key: Path
+
+
+class CertificateAuthority:
+    """A throw-away CA in ``directory`` (an EC P-256 key and a self-signed certificate), which
+    issues server certificates."""
+
+    def __init__(self, directory: Path, name: str) -> None:
+        self.directory = directory
+        self.name = name
+        self.cert = directory / f"{name}.crt"
+        self.key = directory / f"{name}.key"
+        openssl(
+            "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+            "-nodes", "-keyout", self.key, "-out", self.cert, "-days", "2",
+            "-subj", f"/CN={name}",
+        )  # fmt: skip
+
+    def issue(self, name: str, san: str = "IP:127.0.0.1") -> TlsFiles:
+        """A server certificate for ``san`` (an openssl subjectAltName: ``IP:…``/``DNS:…``)."""
+        cert, key = self.directory / f"{name}.crt", self.directory / f"{name}.key"
+        request, extensions = self.directory / f"{name}.csr", self.directory / f"{name}.ext"
+        extensions.write_text(
+            f"subjectAltName={san}\n"
+            "basicConstraints=critical,CA:FALSE\n"
+            "keyUsage=critical,digitalSignature\n"
+            "extendedKeyUsage=serverAuth\n"
+        )
+        openssl(
+            "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", key, "-out", request, "-subj", f"/CN={name}",
+        )  # fmt: skip
+        openssl(
+            "x509", "-req", "-in", request, "-CA", self.cert, "-CAkey", self.key,
+            "-set_serial", str(secrets.randbits(63)), "-days", "2", "-out", cert,
+            "-extfile", extensions,
+        )  # fmt: skip
+        return TlsFiles(ca=self.cert, cert=cert, key=key)
+
+
+def openssl(*args: str | Path) -> None:
+    binary = shutil.which("openssl")
+    if binary is None:
+        raise FileNotFoundError("openssl is not installed")
+    subprocess.run([binary, *map(str, args)], check=True, capture_output=True, timeout=60)
+
+
+class RedisServer:
+    """``redis-server`` on ``127.0.0.1:<port>``; ``url`` is its ``redis://`` URL, or with
+    ``tls`` its ``rediss://`` URL (TLS only: no plain port). With ``password`` the server
+    requires it (``requirepass``) and ``url`` holds it."""
+
+    def __init__(self, tls: TlsFiles | None = None, password: str | None = None) -> None:
         binary = shutil.which("redis-server")
         if binary is None:
             raise FileNotFoundError("redis-server is not installed")
         self.binary = binary
+        self.tls = tls
+        self.password = password
         self.port = free_port()
-        self.url = f"redis://127.0.0.1:{self.port}/0"
+        scheme = "rediss" if tls else "redis"
+        auth = f":{password}@" if password else ""
+        self.url = f"{scheme}://{auth}127.0.0.1:{self.port}/0"
         self._dir = tempfile.mkdtemp(prefix="rp-redis-")
         self._process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> RedisServer:
+        listen = ["--port", str(self.port)]
+        if self.tls is not None:
+            listen = [
+                "--port", "0",
+                "--tls-port", str(self.port),
+                "--tls-cert-file", str(self.tls.cert),
+                "--tls-key-file", str(self.tls.key),
+                "--tls-ca-cert-file", str(self.tls.ca),
+                "--tls-auth-clients", "no",
+            ]  # fmt: skip
+        if self.password is not None:
+            listen += ["--requirepass", self.password]
         self._process = subprocess.Popen(
             [
                 self.binary,
-                "--port", str(self.port),
+                *listen,
                 "--bind", "127.0.0.1",
                 "--save", "",
                 "--appendonly", "no",
@@ -70,10 +146,23 @@ class RedisServer:
         shutil.rmtree(self._dir, ignore_errors=True)
 
     def command(self, *args: str | bytes | int) -> Any:
-        """One command over a new connection; the decoded reply."""
-        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as s:
-            s.sendall(encode(args))
-            return Reply(s).read()
+        """One command over a new connection (TLS for a TLS server, after AUTH for one with a
+        password); the decoded reply."""
+        with socket.create_connection(("127.0.0.1", self.port), timeout=5) as raw:
+            s = raw
+            if self.tls is not None:
+                # Trusts the server's own CA. Names are not checked: some tests give the server
+                # a certificate for another name on purpose (the library must refuse it).
+                context = ssl.create_default_context(cafile=self.tls.ca)
+                context.check_hostname = False
+                s = context.wrap_socket(raw)
+            with s:
+                reply = Reply(s)
+                if self.password is not None:
+                    s.sendall(encode(("AUTH", self.password)))
+                    reply.read()
+                s.sendall(encode(args))
+                return reply.read()
 
     def scan(self) -> dict[bytes, bytes | None]:
         """Every key of db 0 and its string value."""
@@ -124,6 +213,14 @@ def missing_reason() -> str | None:
     if shutil.which("redis-server") is None:
         return "redis-server is not installed (apt-get install redis-server)"
     return None
+
+
+def tls_missing_reason() -> str | None:
+    """Why the TLS fleet tests cannot run here (they also need ``openssl``), or None."""
+    reason = missing_reason()
+    if reason is None and shutil.which("openssl") is None:
+        return "openssl is not installed (apt-get install openssl)"
+    return reason
 
 
 def in_ci() -> bool:

@@ -50,6 +50,15 @@ impl RedisConfig {
         }
         let client = redis::Client::open(url)
             .map_err(|_| Error::Configuration("token_store is not a valid Redis URL".into()))?;
+        // redis parses `rediss://…#insecure` (no certificate checks), then fails every
+        // connection for want of its `tls-rustls-insecure` feature: say so once, here.
+        if let redis::ConnectionAddr::TcpTls { insecure: true, .. } =
+            client.get_connection_info().addr()
+        {
+            return Err(Error::Configuration(
+                "token_store: certificate checks cannot be turned off (#insecure)".into(),
+            ));
+        }
         Ok(RedisConfig {
             client,
             op_timeout,
@@ -213,7 +222,10 @@ fn millis(duration: Duration) -> u64 {
 
 /// Words for a Redis error, without its URL (which may hold a password).
 fn describe(error: &RedisError) -> StoreFailure {
-    let (kind, message) = if error.is_timeout() {
+    let (kind, message) = if let Some(tls) = tls_failure(error) {
+        // rustls's words name the certificate's fault (issuer, name, expiry), never a secret.
+        ("tls", format!("TLS handshake failed: {tls}"))
+    } else if error.is_timeout() {
         ("timeout", "timed out".to_owned())
     } else if error.is_connection_refusal() {
         ("connection_refused", "connection refused".to_owned())
@@ -225,4 +237,57 @@ fn describe(error: &RedisError) -> StoreFailure {
         ("protocol", format!("Redis error ({:?})", error.kind()))
     };
     StoreFailure { kind, message }
+}
+
+/// The rustls error under a failed `rediss://` handshake: tokio-rustls hands it to redis inside
+/// an `io::Error`, which redis keeps as its source behind an `Arc`.
+fn tls_failure(error: &RedisError) -> Option<&tokio_rustls::rustls::Error> {
+    use std::error::Error as _;
+    let source = error.source()?;
+    let io = match source.downcast_ref::<Arc<dyn std::error::Error + Send + Sync>>() {
+        Some(shared) => shared.downcast_ref::<std::io::Error>()?,
+        None => source.downcast_ref::<std::io::Error>()?,
+    };
+    io.get_ref()?.downcast_ref::<tokio_rustls::rustls::Error>()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio_rustls::rustls::{CertificateError, Error as TlsError};
+
+    #[test]
+    fn a_refused_certificate_is_described_as_tls() {
+        let refused = TlsError::InvalidCertificate(CertificateError::UnknownIssuer);
+        let io = std::io::Error::new(std::io::ErrorKind::InvalidData, refused);
+        let failure = describe(&RedisError::from(io));
+        assert_eq!(failure.kind, "tls");
+        assert!(failure.message.starts_with("TLS handshake failed: "));
+        assert!(
+            failure.message.contains("UnknownIssuer"),
+            "{}",
+            failure.message
+        );
+    }
+
+    #[test]
+    fn other_io_errors_are_not_tls() {
+        let reset = std::io::Error::new(std::io::ErrorKind::ConnectionReset, "reset");
+        assert_eq!(describe(&RedisError::from(reset)).kind, "connection");
+    }
+
+    #[test]
+    fn insecure_is_refused() {
+        let second = Duration::from_secs(1);
+        for url in [
+            "rediss://127.0.0.1:6380/0#insecure",
+            "rediss://:pw@h:1/#insecure",
+        ] {
+            match RedisConfig::new(url, second, second) {
+                Err(Error::Configuration(message)) => assert!(message.contains("#insecure")),
+                other => panic!("{url}: {other:?}"),
+            }
+        }
+        assert!(RedisConfig::new("rediss://127.0.0.1:6380/0", second, second).is_ok());
+    }
 }

@@ -21,8 +21,8 @@ pub struct StoreEvent {
     pub op: &'static str,
     pub started: SystemTime,
     pub elapsed: Duration,
-    /// A stable kind (`timeout`, `connection_refused`, `connection`, `server`, `protocol`),
-    /// `None` on success.
+    /// A stable kind (`timeout`, `connection_refused`, `connection`, `tls`, `server`,
+    /// `protocol`), `None` on success.
     pub error_type: Option<&'static str>,
     /// What went wrong, without the URL or any secret.
     pub message: Option<String>,
