@@ -180,6 +180,11 @@ class RedisServer:
         return {key: self.command("GET", key) for key in keys}
 
 
+def store_keys(redis: RedisServer) -> dict[bytes, bytes | None]:
+    """The library's stored tokens in ``redis`` (its renewal locks left out)."""
+    return {k: v for k, v in redis.scan().items() if not k.endswith(b":lock")}
+
+
 def encode(args: tuple[str | bytes | int, ...]) -> bytes:
     out = [b"*%d\r\n" % len(args)]
     for arg in args:

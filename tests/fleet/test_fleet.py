@@ -16,7 +16,7 @@ import otel_kit
 import pytest
 from opentelemetry import trace as otel_trace
 from opentelemetry.trace import StatusCode
-from redis_server import RedisServer, free_port, in_ci, missing_reason
+from redis_server import RedisServer, free_port, in_ci, missing_reason, store_keys
 
 import recurring_payments as rp
 from recurring_payments.testing import FakeServer
@@ -42,10 +42,6 @@ def redis() -> Iterator[RedisServer]:
         yield server
     finally:
         server.close()
-
-
-def store_keys(redis: RedisServer) -> dict[bytes, bytes | None]:
-    return {k: v for k, v in redis.scan().items() if not k.endswith(b":lock")}
 
 
 def test_clients_in_one_process_share_one_token(server: FakeServer, redis: RedisServer) -> None:

@@ -225,12 +225,8 @@ pub fn release_unused_here() {
             let Some(pools) = ThreadOwned::get_mut(&mut slot) else {
                 return Vec::new();
             };
-            let dead: Vec<PoolKey> = pools
-                .iter()
-                .filter(|(_, pool)| !pool.alive())
-                .map(|(key, _)| key.clone())
-                .collect();
-            dead.iter().filter_map(|key| pools.remove(key)).collect()
+            let dead = pools.extract_if(|_, pool| !pool.alive());
+            dead.map(|(_, pool)| pool).collect()
         })
         .unwrap_or_default();
     if unused.is_empty() {
