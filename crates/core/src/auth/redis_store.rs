@@ -171,7 +171,10 @@ impl RedisStore {
                     forget(&slot);
                     Err(StoreFailure {
                         kind: "timeout",
-                        message: format!("timed out: no answer within {:.1} s", limit.as_secs_f64()),
+                        message: format!(
+                            "timed out: no answer within {:.1} s",
+                            limit.as_secs_f64()
+                        ),
                     })
                 }
             }
