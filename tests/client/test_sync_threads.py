@@ -21,7 +21,12 @@ pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc/net
 
 def open_connections(server: FakeServer) -> int:
     """Established client sockets to the server's port (the client's side of each connection)."""
-    port = urlsplit(server.base_url).port
+    return established_to(urlsplit(server.base_url).port)
+
+
+def established_to(port: int | None) -> int:
+    """Established connections to ``port`` on this host, from any process (a forked child
+    cannot ask the parent's sandbox for its URL)."""
     count = 0
     with open("/proc/net/tcp") as table:
         next(table)
@@ -123,6 +128,30 @@ def test_fork_child_leaves_the_inherited_runtime_alone(
     # The parent's connection was not touched by the child: the same one still serves.
     assert client.get("/").status == 200
     assert open_connections(server) == 1
+
+
+def test_a_grandchild_of_a_fork_builds_its_own_runtime_too(
+    server: FakeServer, client: rp.Client
+) -> None:
+    # The core caches the pid (no getpid per request) and a fork handler clears it: the
+    # child, then its own child, must each see their own process and open their own
+    # connection. With a stale pid each would drive the runtime and pool it was forked with,
+    # and send on the socket its parent shares.
+    client.root()
+    port = urlsplit(server.base_url).port
+    assert established_to(port) == 1
+
+    def in_grandchild() -> int:
+        return 0 if client.get("/").status == 200 and established_to(port) == 3 else 2
+
+    def in_child() -> int:
+        if client.get("/").status != 200 or established_to(port) != 2:
+            return 2
+        run_in_child(in_grandchild, timeout=10)
+        return 0 if client.get("/").status == 200 else 3
+
+    assert run_in_child(in_child, timeout=20) == 0
+    assert client.get("/").status == 200
 
 
 class CuttingProxy:

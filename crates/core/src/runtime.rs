@@ -6,7 +6,53 @@
 //! stale one is leaked, never dropped: dropping it would try to join threads that do not exist.
 //! No lock is involved, so a fork that happens while another thread is inside does no harm.
 
-use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicPtr, AtomicU32, Ordering};
+
+/// This process's id, cached: `std::process::id()` is a `getpid` system call (glibc stopped
+/// caching it), and a request checked the pid three times. A fork clears the cache in the
+/// child (a `pthread_atfork` handler, which runs inside `fork()` before the child returns),
+/// so the child's first check reads its own pid.
+pub fn pid() -> u32 {
+    let cached = PID.load(Ordering::Relaxed);
+    if cached != 0 {
+        return cached;
+    }
+    let pid = std::process::id();
+    if forget_pid_in_children() {
+        PID.store(pid, Ordering::Relaxed);
+    }
+    pid
+}
+
+static PID: AtomicU32 = AtomicU32::new(0);
+
+/// Registered before the flag is set, never under a lock or a `Once`: a fork in the middle
+/// leaves at worst a second registration in the child (the handler is idempotent), never a
+/// child waiting for a thread that fork left behind, nor one without the handler.
+/// Whether a fork clears the cache (the handler is registered).
+#[cfg(unix)]
+fn forget_pid_in_children() -> bool {
+    static REGISTERED: AtomicBool = AtomicBool::new(false);
+    extern "C" fn forget() {
+        PID.store(0, Ordering::Relaxed);
+    }
+    if !REGISTERED.load(Ordering::Acquire) {
+        // Registering a handler has no precondition; it fails only without memory (ENOMEM),
+        // and then the pid is not cached (`pid()` calls getpid each time).
+        #[allow(unsafe_code)]
+        let failed = unsafe { libc::pthread_atfork(None, None, Some(forget)) } != 0;
+        if failed {
+            return false;
+        }
+        REGISTERED.store(true, Ordering::Release);
+    }
+    true
+}
+
+#[cfg(not(unix))]
+fn forget_pid_in_children() -> bool {
+    false // no fork: the pid is read each time, as before
+}
 
 struct Slot<T> {
     pid: u32,
@@ -33,7 +79,7 @@ impl<T: 'static> PerProcess<T> {
 
     /// The value of this process, built with `make` if this process has none yet.
     pub fn get_or_try_init<E>(&self, make: impl FnOnce() -> Result<T, E>) -> Result<&T, E> {
-        let pid = std::process::id();
+        let pid = pid();
         let current = self.slot.load(Ordering::Acquire);
         if let Some(slot) = Self::deref(current) {
             if slot.pid == pid {
@@ -59,7 +105,7 @@ impl<T: 'static> PerProcess<T> {
     /// The value of this process, if it has been built (never builds).
     pub fn get(&self) -> Option<&T> {
         Self::deref(self.slot.load(Ordering::Acquire))
-            .filter(|slot| slot.pid == std::process::id())
+            .filter(|slot| slot.pid == pid())
             .map(|slot| &slot.value)
     }
 
@@ -79,7 +125,7 @@ impl<T: 'static> Drop for PerProcess<T> {
     /// A value inherited from the parent is leaked, as above.
     fn drop(&mut self) {
         let ptr = *self.slot.get_mut();
-        if Self::deref(ptr).is_some_and(|slot| slot.pid == std::process::id()) {
+        if Self::deref(ptr).is_some_and(|slot| slot.pid == pid()) {
             // Only `get_or_try_init` publishes pointers, all from Box::leak; `&mut self`
             // guarantees no reference handed out by it is still alive.
             #[allow(unsafe_code)]
@@ -119,7 +165,7 @@ pub struct ThreadOwned<T> {
 impl<T> ThreadOwned<T> {
     pub fn new(value: T) -> Self {
         ThreadOwned {
-            pid: std::process::id(),
+            pid: pid(),
             value: std::mem::ManuallyDrop::new(value),
         }
     }
@@ -130,7 +176,7 @@ impl<T> ThreadOwned<T> {
         slot: &mut Option<Self>,
         build: impl FnOnce() -> Result<T, E>,
     ) -> Result<&mut T, E> {
-        let pid = std::process::id();
+        let pid = pid();
         let owned = match slot.take() {
             Some(owned) if owned.pid == pid => owned,
             _ => ThreadOwned::new(build()?),
@@ -141,14 +187,14 @@ impl<T> ThreadOwned<T> {
     /// The value in `slot` if this process built it (never builds).
     pub fn get_mut(slot: &mut Option<Self>) -> Option<&mut T> {
         slot.as_mut()
-            .filter(|owned| owned.pid == std::process::id())
+            .filter(|owned| owned.pid == pid())
             .map(|owned| &mut *owned.value)
     }
 }
 
 impl<T> Drop for ThreadOwned<T> {
     fn drop(&mut self) {
-        if self.pid == std::process::id() {
+        if self.pid == pid() {
             // Built by this process and dropped once, here.
             #[allow(unsafe_code)]
             unsafe {

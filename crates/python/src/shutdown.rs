@@ -25,11 +25,11 @@ const INSIDE: u64 = CLOSING - 1;
 const EXIT_WAIT: Duration = Duration::from_secs(5);
 
 fn this_process(word: u64) -> bool {
-    word >> 32 == u64::from(std::process::id())
+    word >> 32 == u64::from(rp_core::runtime::pid())
 }
 
 fn fresh() -> u64 {
-    u64::from(std::process::id()) << 32
+    u64::from(rp_core::runtime::pid()) << 32
 }
 
 /// Change the gate with `step` (given the word of this process), atomically.
