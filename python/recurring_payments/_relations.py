@@ -4,13 +4,16 @@ CURIEs a document declares. Shared by resources of both faces."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, TypeVar
 
 from . import _core
+from ._headers import Headers
+from ._session import Session
 from .errors import LinkNotFoundError
 
 V = TypeVar("V")
+NO_HEADERS = Headers([])  # shared by embedded resources: immutable, and there are thousands
 
 
 class RelationMap(Mapping[str, V]):
@@ -18,36 +21,57 @@ class RelationMap(Mapping[str, V]):
     lookups also accept the short, attribute and CURIE names of a relation.
 
     Values are built on first access (a follow reads one link of several). An array is a new
-    list on each read: appending to one changes no later read (a resource is immutable)."""
+    list on each read: appending to one changes no later read (a resource is immutable).
 
-    __slots__ = ("_built", "_index", "_indexed", "_make", "_raw")
+    A map holds the resource's document, never the resource: a resource in a cycle with its own
+    map is freed by the GC only. The subclasses build the values; no closure is made per map
+    (making two cost a tenth of a follow's first ``mandate.creditor``, BENCHMARKS.md)."""
+
+    __slots__ = ("_built", "_doc", "_index", "_inherited", "_make", "_raw", "_scope", "_session")
 
     def __init__(
         self,
         raw: Mapping[str, Any],
-        indexed: Callable[[], _core.RelIndex],
-        make: Callable[[str, Any], V],
+        session: Session,
+        doc: Mapping[str, Any],
+        inherited: Sequence[tuple[str, str]],
+        make: Callable[..., Any],
     ):
         self._raw = raw
-        self._indexed = indexed  # the index, built when a name other than a full rel is used
-        self._index: _core.RelIndex | None = None
-        self._make = make
+        self._session = session
+        self._make = make  # what the subclass's `_build` calls
+        self._doc = doc
+        self._inherited = inherited  # the CURIEs of the resources embedding this one
+        self._scope: list[tuple[str, str]] | None = None
+        self._index: _core.RelIndex | None = None  # built when a name other than a full rel is used
         self._built: dict[str, V] = {}
+
+    def _curies(self) -> list[tuple[str, str]]:
+        if self._scope is None:
+            self._scope = curies_in_scope(self._doc, self._inherited)
+        return self._scope
 
     @property
     def _names(self) -> _core.RelIndex:
         if self._index is None:
-            self._index = self._indexed()
+            self._index = self._session.rels.of(list(self._raw), self._curies())
         return self._index
+
+    def _build(self, rel: str, value: Any) -> V:
+        raise NotImplementedError  # links and embedded resources are built differently
+
+    def _full(self, rel: str) -> V:
+        """The value of the full relation ``rel`` (KeyError if the document has none)."""
+        built = self._built.get(rel)
+        if built is None:
+            built = self._built[rel] = self._build(rel, self._raw[rel])
+        return list(built) if isinstance(built, list) else built  # type: ignore[return-value]
 
     def __getitem__(self, name: str) -> V:
         built = self._built.get(name)
-        if built is None:
-            rel = name if name in self._raw else self._names.resolve(name)
-            built = self._built.get(rel)
-            if built is None:
-                built = self._built[rel] = self._make(rel, self._raw[rel])
-        return list(built) if isinstance(built, list) else built  # type: ignore[return-value]
+        if built is not None:
+            return list(built) if isinstance(built, list) else built  # type: ignore[return-value]
+        return self._full(name if name in self._raw else self._names.resolve(name))
 
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
@@ -72,6 +96,43 @@ class RelationMap(Mapping[str, V]):
         # `res.links["<tab>`: each relation by its short name ("get-mandates").
         names = self._names
         return [names.short_name(rel) or rel for rel in self._raw]
+
+
+class LinkMap(RelationMap[V]):
+    """``Resource.links``: each link made by ``make(session, rel, link_object)``."""
+
+    __slots__ = ()
+
+    def _build(self, rel: str, value: Any) -> V:
+        make, session = self._make, self._session
+        if isinstance(value, list):
+            return [make(session, rel, d) for d in value]  # type: ignore[return-value]
+        return make(session, rel, value)  # type: ignore[no-any-return]
+
+
+class EmbeddedMap(RelationMap[V]):
+    """``Resource.embedded``: each resource made by ``make(session, document, None, headers,
+    True, curies)`` (``Resource._make``), inheriting the CURIEs in scope (HAL draft §8.3)."""
+
+    __slots__ = ()
+
+    def _build(self, rel: str, value: Any) -> V:
+        make, session, curies = self._make, self._session, self._curies()
+        if isinstance(value, list):
+            return [make(session, d, None, NO_HEADERS, True, curies) for d in value]  # type: ignore[return-value]
+        return make(session, value, None, NO_HEADERS, True, curies)  # type: ignore[no-any-return]
+
+
+def curies_in_scope(
+    doc: Mapping[str, Any], inherited: Sequence[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """The CURIEs of ``doc``'s links, then the ``inherited`` ones (of the resources embedding
+    it) under other names: its own win. The list is shared by the resources it embeds."""
+    own = _curies(doc.get("_links") or {})
+    if inherited:
+        names = {name for name, _ in own}
+        own += [c for c in inherited if c[0] not in names]
+    return own
 
 
 def _only_link(doc: Mapping[str, Any], rel: str, strict: bool = False) -> Any:

@@ -11,7 +11,14 @@ from typing import TYPE_CHECKING, Any, Generic, TypeVar
 from . import _core
 from ._headers import Headers
 from ._link_base import _LinkBase
-from ._relations import RelationMap, _curies, _only_link
+from ._relations import (
+    NO_HEADERS,
+    EmbeddedMap,
+    LinkMap,
+    RelationMap,
+    _only_link,
+    curies_in_scope,
+)
 from ._session import Session
 from .errors import LinkNotFoundError, ProtocolError
 
@@ -24,7 +31,6 @@ _HAL_KEYS = ("_links", "_embedded")
 # Response bodies arrive as `_core.Document`: a read-only mapping converting fields on access.
 Mapping.register(_core.Document)
 Mapping.register(_core.Links)  # a document's `_links`, read one relation at a time
-_NO_HEADERS = Headers([])  # shared by embedded resources: immutable, and there are thousands
 _new = object.__new__
 
 
@@ -60,7 +66,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         self._doc = document
         self._status = status
         self._headers: Headers | Iterable[tuple[str, str]] = (
-            headers if headers is not None else _NO_HEADERS
+            headers if headers is not None else NO_HEADERS
         )
         self._partial = partial
         self._inherited = curies  # the CURIEs of the resources that embed this one
@@ -145,20 +151,13 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         >>> root.links["self"].href == server.base_url + "/"
         True
         """
-        if self._links is None:
+        links = self._links
+        if links is None:
             raw = self._doc.get("_links") or {}
-            # Nothing the map holds may hold `self`: a resource in a cycle with its own map is
-            # freed by the GC only, and every follow that read a relation left 28 such objects.
-            session, make, curies = self._session, type(self)._link, self._curies_in_scope()
-
-            def build(rel: str, value: Any) -> L | list[L]:
-                if isinstance(value, list):
-                    return [make(session, rel, d) for d in value]
-                return make(session, rel, value)
-
-            rels = session.rels
-            self._links = RelationMap(raw, lambda: rels.of(list(raw), curies), build)
-        return self._links
+            links = self._links = LinkMap(
+                raw, self._session, self._doc, self._inherited, type(self)._link
+            )
+        return links
 
     @property
     def embedded(self) -> RelationMap[Self | list[Self]]:
@@ -169,31 +168,19 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         >>> len(mandates), mandates[0].partial, mandates[0]["reference"]
         (20, True, 'MND-0001')
         """
-        if self._embedded is None:
+        embedded = self._embedded
+        if embedded is None:
             raw = self._doc.get("_embedded") or {}
-            session = self._session
-            make = type(self)._make
-            # HAL draft §8.3: embedded resources inherit the CURIEs of those that embed them.
-            curies = self._curies_in_scope()
-
-            def build(rel: str, value: Any) -> Self | list[Self]:
-                if isinstance(value, list):
-                    return [make(session, d, None, _NO_HEADERS, True, curies) for d in value]
-                return make(session, value, None, _NO_HEADERS, True, curies)
-
-            rels = session.rels
-            self._embedded = RelationMap(raw, lambda: rels.of(list(raw), curies), build)
-        return self._embedded
+            embedded = self._embedded = EmbeddedMap(
+                raw, self._session, self._doc, self._inherited, type(self)._make
+            )
+        return embedded
 
     def _curies_in_scope(self) -> list[tuple[str, str]]:
         """This resource's CURIEs, then those it inherits under other names (its own win).
         Shared by the resources it embeds: never changed once built."""
         if self._curies is None:
-            own = _curies(self._doc.get("_links") or {})
-            if self._inherited:
-                names = {name for name, _ in own}
-                own += [c for c in self._inherited if c[0] not in names]
-            self._curies = own
+            self._curies = curies_in_scope(self._doc, self._inherited)
         return self._curies
 
     def __getattr__(self, name: str) -> Any:
@@ -211,7 +198,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         # embedded make `get_foo` ambiguous too. A rel in both is the link.
         rel = self._all_relations().resolve_attribute(name)  # LinkNotFoundError, did-you-mean
         links = self.links
-        value = links[rel] if rel in links else self.embedded[rel]
+        value = links._full(rel) if rel in links._raw else self.embedded._full(rel)
         if not isinstance(value, list):  # an array is a new list on each read
             attributes[name] = value
         return value
