@@ -49,6 +49,12 @@ BODIES = [
         b' \n{ "amount" :"12.30" ,\t"nested":{"deep":[{"a":{}}]}, "_links": {} } \n',
         id="whitespace",
     ),
+    pytest.param(
+        '{"zero": -0, "i18": 999999999999999999, "neg": -99999999999999999, "i19": '
+        '1000000000000000000, "t": true, "f": false, "n": null, "s": "plain", "u": "été 😀", '
+        '"e": "", "q": "a\\"b", "f1": 1.0, "ex": 1e2}'.encode(),
+        id="scalars converted without the parser",
+    ),
     pytest.param(b"{}", id="empty"),
     pytest.param(b'\xef\xbb\xbf{"bom": "ignored, as RFC 8259 allows"}', id="byte order mark"),
 ]
@@ -64,7 +70,7 @@ def test_the_state_read_field_by_field_is_what_json_loads_gives(
     assert len(res) == len(expected)
     for name, value in expected.items():
         assert name in res
-        assert res[name] == value
+        assert res[name] == value and type(res[name]) is type(value)
         assert res.get(name) == value
     assert res.data == expected
     assert res.to_dict() == json.loads(body.decode("utf-8-sig"))
