@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -76,3 +77,30 @@ def test_an_async_read_resource_leaves_no_cycle(demo: FakeServer) -> None:
             return plain, paged
 
     assert asyncio.run(main()) == (0, 0)
+
+
+def test_what_holds_no_python_object_is_not_tracked_by_the_collector(
+    demo_client: rp.Client,
+) -> None:
+    # A page of 5,000 items used to put 10,000 objects in front of every collection; the
+    # items' documents, `_links` views and response headers reference no Python container.
+    page = demo_client.get_mandates(creditorReference="democreditor")
+    item = page.embedded["mandates"][0]
+    assert not gc.is_tracked(page._headers)  # the reply's native header pairs, not yet read
+    item["reference"], page.links, item.links
+    assert not gc.is_tracked(item._doc)
+    assert not gc.is_tracked(item._doc.get("_links"))
+    # A document with `_embedded` keeps a dict of its items' documents: it stays tracked, so a
+    # cycle through that dict (only reachable through private members) is still collected.
+    assert gc.is_tracked(page._doc)
+
+    class Holder:
+        pass
+
+    holder = Holder()
+    holder.doc = page._doc  # type: ignore[attr-defined]
+    page._doc.get("_embedded")["held"] = holder  # the kept dict: doc -> dict -> holder -> doc
+    seen = weakref.ref(holder)
+    del holder, page, item
+    gc.collect()
+    assert seen() is None

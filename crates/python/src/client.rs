@@ -383,7 +383,7 @@ pub(crate) fn response_tuple<'py>(
                     .with_response(response.status, pairs),
             )
         })?;
-        Bound::new(py, document)?.into_any()
+        document.into_python(py)?
     };
     // The headers as they came: `Headers` reads them on first use (most are never read).
     let headers = convert::ResponseHeaders::from(response.headers);
@@ -391,7 +391,7 @@ pub(crate) fn response_tuple<'py>(
         py,
         [
             response.status.into_pyobject(py)?.into_any(),
-            Bound::new(py, headers)?.into_any(),
+            crate::untracked::new_untracked(py, headers)?.into_any(),
             document,
         ],
     )

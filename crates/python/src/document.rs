@@ -10,6 +10,7 @@
 //! `copy.deepcopy` or `repr` of anything a resource gives can hit Python's recursion limit.
 
 use crate::errors::to_py;
+use crate::untracked::new_untracked;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
@@ -56,7 +57,7 @@ impl Document {
         let kind = self.doc.kind(at);
         let value = match kind {
             Kind::Embedded => self.embedded(py)?,
-            Kind::Links => Bound::new(py, Links::new(self.doc.clone()))?
+            Kind::Links => new_untracked(py, Links::new(self.doc.clone()))?
                 .into_any()
                 .unbind(),
             Kind::Scalar => match simple_scalar(py, self.doc.raw(at)) {
@@ -79,11 +80,11 @@ impl Document {
         let dict = PyDict::new(py);
         for (rel, children) in self.doc.embedded() {
             let value = match children {
-                OneOrMany::One(doc) => Bound::new(py, Document::new(doc))?.into_any(),
+                OneOrMany::One(doc) => Document::new(doc).into_python(py)?,
                 OneOrMany::Many(docs) => {
                     let list = PyList::empty(py);
                     for doc in docs {
-                        list.append(Bound::new(py, Document::new(doc))?)?;
+                        list.append(Document::new(doc).into_python(py)?)?;
                     }
                     list.into_any()
                 }
@@ -91,6 +92,17 @@ impl Document {
             dict.set_item(rel, value)?;
         }
         Ok(dict.into_any().unbind())
+    }
+
+    /// The Python object of this document. One without `_embedded` keeps only strings,
+    /// numbers and `Links` (which hold no Python object): it is not tracked by the cycle
+    /// collector (`untracked`). A page's items are such documents; the page itself, whose
+    /// `_embedded` dict holds them, is tracked.
+    pub(crate) fn into_python(self, py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
+        if self.doc.embedded_field().is_some() {
+            return Ok(Bound::new(py, self)?.into_any());
+        }
+        Ok(new_untracked(py, self)?.into_any())
     }
 
     /// The core document this view reads.

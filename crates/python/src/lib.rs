@@ -13,6 +13,7 @@ mod shutdown;
 mod telemetry;
 mod template;
 mod token;
+mod untracked;
 
 // gil_used: a free-threaded CPython turns the GIL back on when it imports us (README,
 // "Supported versions"): the bindings were written and tested with the GIL only.
