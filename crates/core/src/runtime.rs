@@ -26,10 +26,10 @@ pub fn pid() -> u32 {
 
 static PID: AtomicU32 = AtomicU32::new(0);
 
-/// Registered before the flag is set, never under a lock or a `Once`: a fork in the middle
-/// leaves at worst a second registration in the child (the handler is idempotent), never a
-/// child waiting for a thread that fork left behind, nor one without the handler.
-/// Whether a fork clears the cache (the handler is registered).
+/// Whether a fork clears the cache (the handler is registered). The handler is registered
+/// before the flag is set, never under a lock or a `Once`: a fork in the middle leaves at
+/// worst a second registration in the child (the handler is idempotent), never a child
+/// waiting for a thread that fork left behind, nor one without the handler.
 #[cfg(unix)]
 fn forget_pid_in_children() -> bool {
     static REGISTERED: AtomicBool = AtomicBool::new(false);

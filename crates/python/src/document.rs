@@ -129,9 +129,9 @@ impl Document {
 }
 
 /// The Python value of a scalar the indexing pass validated, for the usual ones without a
-/// parser: a string without escapes, `true`, `false`, `null`, an integer of up to 18 digits.
-/// Setting up jiter's parser cost ~2,000 instructions a value: most of reading one field of
-/// each item of a 5,000-item page (BENCHMARKS.md). Anything else is `None` (jiter parses it).
+/// parser: a string without escapes, `true`, `false`, `null`, an integer of up to 18 digits
+/// (~150 instructions fewer than setting up jiter's parser, per field read; BENCHMARKS.md).
+/// Anything else is `None`, for jiter to parse.
 fn simple_scalar<'py>(py: Python<'py>, raw: &[u8]) -> Option<Bound<'py, PyAny>> {
     match raw {
         [b'"', text @ .., b'"'] if !text.contains(&b'\\') => {
