@@ -75,7 +75,13 @@ def test_soak() -> None:
     # still be thousands, and every one must be gone once the clients are closed (below).
     assert end["threads"] <= warm["threads"] + 4, figures["process"]
     assert end["fds"] <= warm["fds"] + 96, figures["process"]
-    assert end["rss_kib"] - warm["rss_kib"] < 8 * 1024, figures["process"]
+    # Memory: the highest of the first two snapshots against the lowest of the last ones (the
+    # end included). The first snapshot could come before the pools and caches had filled, and
+    # the end's is taken wherever the schedule is (in a window, a fault's burst is still held):
+    # each tripped the bound alone about once in ten runs. A leak raises every later snapshot.
+    rss = [*figures["rss_kib_samples"], end["rss_kib"]]
+    grown = min(rss[-3:]) - max(rss[:2])
+    assert grown < 8 * 1024, (grown, rss, figures["process"])
     # Every connection is let go once the clients are closed.
     settled, before = figures["process"]["settled"], figures["process"]["before"]
     assert settled["fds"] <= before["fds"] + 8, figures["process"]
