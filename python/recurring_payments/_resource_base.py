@@ -40,7 +40,6 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
 
     __slots__ = (
         "_attributes",
-        "_curies",
         "_doc",
         "_embedded",
         "_headers",  # Headers, or a reply's header pairs until first read (`headers`)
@@ -70,7 +69,6 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         )
         self._partial = partial
         self._inherited = curies  # the CURIEs of the resources that embed this one
-        self._curies: list[tuple[str, str]] | None = None
         self._links: RelationMap[L | list[L]] | None = None
         self._embedded: RelationMap[Self | list[Self]] | None = None
         self._index: _core.RelIndex | None = None
@@ -98,7 +96,6 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         self._headers = headers
         self._partial = partial
         self._inherited = curies
-        self._curies = None
         self._links = None
         self._embedded = None
         self._index = None
@@ -176,13 +173,6 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
             )
         return embedded
 
-    def _curies_in_scope(self) -> list[tuple[str, str]]:
-        """This resource's CURIEs, then those it inherits under other names (its own win).
-        Shared by the resources it embeds: never changed once built."""
-        if self._curies is None:
-            self._curies = curies_in_scope(self._doc, self._inherited)
-        return self._curies
-
     def __getattr__(self, name: str) -> Any:
         # Only relations reach here: methods and properties are found first.
         if name.startswith("_"):
@@ -210,7 +200,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
                 self._index = cache.of_document(doc, self._inherited)
             else:  # an empty body's {}
                 rels = list(doc.get("_links") or {}) + list(doc.get("_embedded") or {})
-                self._index = cache.of(rels, self._curies_in_scope())
+                self._index = cache.of(rels, curies_in_scope(doc, self._inherited))
         return self._index
 
     def __dir__(self) -> list[str]:

@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import recurring_payments as rp
+from recurring_payments._relations import curies_in_scope
 from recurring_payments._resource_base import _ResourceBase
 from recurring_payments.testing import FakeServer
 
@@ -163,7 +164,9 @@ def test_an_embedded_item_is_what_the_constructor_makes(
     )
     page = get_raw(served, body)
     item = page.embedded["ns:items"][0]
-    made = rp.Resource(page._session, item._doc, partial=True, curies=page._curies_in_scope())
+    made = rp.Resource(
+        page._session, item._doc, partial=True, curies=curies_in_scope(page._doc, page._inherited)
+    )
     for slot in _ResourceBase.__slots__:
         assert getattr(item, slot) == getattr(made, slot), slot
     assert type(item) is rp.Resource and item._inherited == [("ns", "/rels/{rel}")]
