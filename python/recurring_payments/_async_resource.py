@@ -115,9 +115,7 @@ class AsyncResource(_ResourceBase[AsyncLink]):
 
     __slots__ = ()
 
-    @staticmethod
-    def _link(session: Session, rel: str, data: Mapping[str, Any]) -> AsyncLink:
-        return AsyncLink(session, rel, data)
+    _link_type = AsyncLink
 
     async def fetch(self) -> AsyncResource:
         """GET the ``self`` link: the full representation.

@@ -216,6 +216,14 @@ class RelCache:
     def of(self, rels: Sequence[str], curies: Sequence[tuple[str, str]] = ()) -> RelIndex:
         """The index of ``rels`` with ``curies``, as ``RelIndex(rels, curies, namespace)``."""
 
+    def attribute(
+        self, document: Document, inherited: Sequence[tuple[str, str]], name: str
+    ) -> tuple[str, bool, str | None, bool]:
+        """What ``resource.<name>`` stands for: ``(rel, is_link, href, templated)``, the full rel
+        (``LinkNotFoundError`` if none or ambiguous), whether it is a relation of ``_links``,
+        and the href and templated of its link object when it has those two members alone
+        (else ``None`` and ``False``)."""
+
     def __len__(self) -> int: ...
 
 @final

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _core
 from ._session import Session
 
+if TYPE_CHECKING:
+    from typing_extensions import Self
+
+_new = object.__new__
 _LINK_FIELDS = ("title", "name", "type", "profile", "deprecation", "hreflang")
 
 
@@ -53,6 +57,21 @@ class _LinkBase:
                 if isinstance(value, str):
                     setattr(self, field, value)
         self._variables: list[str] | None = None
+
+    @classmethod
+    def _plain(cls, session: Session, rel: str, href: str, templated: bool) -> Self:
+        """What ``cls(session, rel, {"href": href, "templated": templated})`` makes, without
+        the dict: a resource's attribute (``mandate.creditor``) whose link object holds those
+        two members alone, read by the core (``RelCache.attribute``)."""
+        self = _new(cls)
+        self._session = session
+        self.rel = rel
+        self.href = href
+        self.templated = templated
+        self.title = self.name = self.type = self.profile = None
+        self.deprecation = self.hreflang = None
+        self._variables = None
+        return self
 
     @property
     def variables(self) -> list[str]:

@@ -140,9 +140,7 @@ class Resource(_ResourceBase[Link]):
 
     __slots__ = ()
 
-    @staticmethod
-    def _link(session: Session, rel: str, data: Mapping[str, Any]) -> Link:
-        return Link(session, rel, data)
+    _link_type = Link
 
     def fetch(self) -> Resource:
         """GET the ``self`` link: the full representation.

@@ -32,6 +32,7 @@ _HAL_KEYS = ("_links", "_embedded")
 Mapping.register(_core.Document)
 Mapping.register(_core.Links)  # a document's `_links`, read one relation at a time
 _new = object.__new__
+_Document = _core.Document
 
 
 class _ResourceBase(Mapping[str, Any], Generic[L]):
@@ -132,9 +133,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         return {k: copy.deepcopy(v) for k, v in doc.items() if k not in _HAL_KEYS}
 
     # --- relations ---------------------------------------------------------------------------
-    @staticmethod
-    def _link(session: Session, rel: str, data: Mapping[str, Any]) -> L:
-        raise NotImplementedError  # each subclass builds its own kind of link
+    _link_type: type[L]  # each face's kind of link
 
     @property
     def links(self) -> RelationMap[L | list[L]]:
@@ -152,8 +151,14 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         if links is None:
             raw = self._doc.get("_links") or {}
             links = self._links = LinkMap(
-                raw, self._session, self._doc, self._inherited, type(self)._link
+                raw, self._session, self._doc, self._inherited, self._link_type
             )
+            attributes = self._attributes
+            if attributes:  # links read as attributes first: the map gives the same objects
+                built = links._built
+                for value in attributes.values():
+                    if isinstance(value, self._link_type):
+                        built[value.rel] = value
         return links
 
     @property
@@ -186,9 +191,20 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
                 return found
         # One index of links and embedded rels: `ns#get-foo` among the links and `ns#get_foo`
         # embedded make `get_foo` ambiguous too. A rel in both is the link.
-        rel = self._all_relations().resolve_attribute(name)  # LinkNotFoundError, did-you-mean
-        links = self.links
-        value = links._full(rel) if rel in links._raw else self.embedded._full(rel)
+        # LinkNotFoundError (with a did-you-mean) when none or ambiguous.
+        doc = self._doc
+        if type(doc) is _Document:  # a response's: looked up by the core, nothing converted
+            session = self._session
+            rel, is_link, href, templated = session.rels.attribute(doc, self._inherited, name)
+            if href is not None and self._links is None:
+                # Built without the link map, which takes it in when made (`links`).
+                link = self._link_type._plain(session, rel, href, templated)
+                attributes[name] = link
+                return link
+        else:
+            rel = self._all_relations().resolve_attribute(name)
+            is_link = rel in self.links._raw
+        value = self.links._full(rel) if is_link else self.embedded._full(rel)
         if not isinstance(value, list):  # an array is a new list on each read
             attributes[name] = value
         return value

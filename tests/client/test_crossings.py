@@ -77,6 +77,32 @@ def test_the_async_face_crosses_as_often(demo: FakeServer) -> None:
     assert len(seen) <= 2, seen
 
 
+@pytest.mark.parametrize("face", ["sync", "async"])
+def test_a_link_read_as_an_attribute_is_one_crossing(demo: FakeServer, face: str) -> None:
+    """`creditor.<rel>` on a fresh response: the relation is resolved and its link object read
+    in one call into the core (`RelCache.attribute`), `_links` never converted."""
+    seen: list[str] = []
+
+    def read(creditor: Any) -> Any:
+        sys.setprofile(counting(seen))
+        try:
+            return creditor.self
+        finally:
+            sys.setprofile(None)
+
+    async def scenario() -> Any:
+        async with demo.async_client() as client:
+            return read(await client.get_creditors(reference="democreditor"))
+
+    if face == "async":
+        link = asyncio.run(scenario())
+    else:
+        with demo.client() as client:
+            link = read(client.get_creditors(reference="democreditor"))
+    assert link.href.endswith("/creditors/democreditor")
+    assert seen == ["RelCache.attribute"], seen
+
+
 # The suite runs with an OpenTelemetry SDK installed (otel_kit.py): the tests above count the
 # crossings with telemetry on and recording. Telemetry on with no SDK configured (the no-op
 # tracer, API.md §9), with or without an incoming trace context to propagate, needs a fresh

@@ -18,7 +18,7 @@ pub use curies::{in_scope, Curie};
 pub use document::{Document, Kind};
 pub use index::parse;
 pub use limits::MAX_NESTING;
-pub use links::{Link, OneOrMany};
+pub use links::{simple_link, Link, OneOrMany};
 pub use shape::{LinkEntry, Shape};
 
 #[cfg(test)]

@@ -273,20 +273,28 @@ impl Links {
         }
     }
 
+    /// The entry of the relation `rel`, exactly as in the document.
+    pub(crate) fn entry(&self, rel: &str) -> Option<&LinkEntry> {
+        match &self.by_rel {
+            Some(map) => map.get(rel).and_then(|at| self.entries.get(*at)),
+            None => self.entries.iter().find(|e| e.rel == rel),
+        }
+    }
+
+    /// The JSON text of an entry's value (a link object or an array of them).
+    pub(crate) fn text(&self, entry: &LinkEntry) -> &[u8] {
+        self.doc.link_text_at(entry)
+    }
+
     fn find(&self, rel: &Bound<'_, PyAny>) -> PyResult<Option<&LinkEntry>> {
         let Ok(rel) = rel.cast::<PyString>() else {
             return Ok(None); // only str keys exist
         };
-        let rel = rel.to_str()?;
-        Ok(match &self.by_rel {
-            Some(map) => map.get(rel).and_then(|at| self.entries.get(*at)),
-            None => self.entries.iter().find(|e| e.rel == rel),
-        })
+        Ok(self.entry(rel.to_str()?))
     }
 
     fn value<'py>(&self, py: Python<'py>, entry: &LinkEntry) -> PyResult<Bound<'py, PyAny>> {
-        let text = self.doc.link_text_at(entry);
-        Ok(parse_python(py, text)?.into_bound(py))
+        Ok(parse_python(py, self.text(entry))?.into_bound(py))
     }
 }
 

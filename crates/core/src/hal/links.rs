@@ -68,6 +68,42 @@ impl<T> OneOrMany<T> {
     }
 }
 
+/// The `href` and `templated` of a link object with no other member (the usual `{"href": …}`
+/// and `{"href": …, "templated": true}`), read from its JSON text as the pass validated it.
+/// `None` for anything else (another member, a repeated one, an array of links): the reader
+/// decodes that one whole. Lets `mandate.creditor` build its link without a Python dict.
+pub fn simple_link(text: &[u8]) -> Option<(String, bool)> {
+    let mut jiter = Jiter::new(text);
+    let (mut href, mut templated) = (None, None);
+    let mut member = jiter.next_object().ok()?.map(Member::of);
+    while let Some(name) = member {
+        match name {
+            Member::Href if href.is_none() => href = Some(jiter.next_str().ok()?.to_owned()),
+            Member::Templated if templated.is_none() => templated = Some(jiter.next_bool().ok()?),
+            _ => return None,
+        }
+        member = jiter.next_key().ok()?.map(Member::of);
+    }
+    Some((href?, templated.unwrap_or(false)))
+}
+
+/// The members of a link object that [`simple_link`] reads.
+enum Member {
+    Href,
+    Templated,
+    Other,
+}
+
+impl Member {
+    fn of(name: &str) -> Member {
+        match name {
+            "href" => Member::Href,
+            "templated" => Member::Templated,
+            _ => Member::Other,
+        }
+    }
+}
+
 /// Check the `_links` value at the cursor (`peek`ed, at nesting `level`).
 pub(super) fn links(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, level: usize) -> Walk<()> {
     if peek != Peek::Object {

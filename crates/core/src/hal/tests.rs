@@ -191,6 +191,34 @@ fn links_read_href_templated_and_name() {
 }
 
 #[test]
+fn simple_links_are_read_without_decoding_the_object() {
+    let read = |text: &str| simple_link(text.as_bytes());
+    assert_eq!(read(r#"{"href": "/a"}"#), Some(("/a".into(), false)));
+    assert_eq!(
+        read(r#"{"templated": true, "href": "/a{?b}"}"#),
+        Some(("/a{?b}".into(), true))
+    );
+    assert_eq!(
+        read(r#"{"href": "/a", "templated": false}"#),
+        Some(("/a".into(), false))
+    );
+    assert_eq!(
+        read(r#"{"href": "/caf\u00e9\"s"}"#),
+        Some(("/café\"s".into(), false))
+    );
+    // Anything else is decoded whole by the reader: more members, repeated ones, arrays.
+    assert_eq!(read(r#"{"href": "/a", "title": "A"}"#), None);
+    assert_eq!(read(r#"{"href": "/a", "href": "/b"}"#), None);
+    assert_eq!(
+        read(r#"{"templated": true, "templated": true, "href": "/a"}"#),
+        None
+    );
+    assert_eq!(read(r#"[{"href": "/a"}]"#), None);
+    assert_eq!(read(r#"{"templated": true}"#), None);
+    assert_eq!(read("{}"), None);
+}
+
+#[test]
 fn variables_of_plain_and_templated_links() {
     let plain = Link::new("/orders{?id}");
     assert!(
