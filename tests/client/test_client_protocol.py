@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import json
 import platform
 import time
 
@@ -188,3 +189,21 @@ def test_credentials_are_masked() -> None:
     assert app.app_secret == "s3cr3t" and admin.password == "pa55"
     with pytest.raises(AttributeError):
         app.app_name = "x"  # type: ignore[misc]
+
+
+@pytest.mark.parametrize("framing", ["content-length", "chunked", "one small chunk"])
+def test_a_body_arrives_whole_however_it_is_cut(
+    server: FakeServer, client: rp.Client, framing: str
+) -> None:
+    """The transport keeps a body of one chunk as it is and gathers longer ones in one buffer
+    sized by Content-Length (or grown, without one): the document read is the one sent."""
+    size = 40 if framing == "one small chunk" else 3_000
+    doc = {f"field{i:05d}": f"value {i} " * 10 for i in range(size)}
+    doc["_links"] = {"self": {"href": "/big"}}
+    if framing == "content-length":
+        server.add_resource("/big", doc)
+    else:
+        server.respond_next(json.dumps(doc), path="/big", chunked=framing == "chunked")
+    big = client.get("/big")
+    assert big.to_dict() == doc and big["field00039"] == "value 39 " * 10
+    assert len(big) == size and big.url == server.base_url + "/big"
