@@ -247,10 +247,16 @@ def median(values: list[float]) -> float:
 
 
 def report(
-    title: str, unit: str, results: dict[str, list[float]], lower_is_better: bool, ref: str = OURS
+    title: str,
+    unit: str,
+    results: dict[str, list[float]],
+    lower_is_better: bool,
+    ref: str = OURS,
+    unit_of: str = "rounds",
 ) -> None:
     """Print the median per client and its ratio to ``ref`` (>1 means ``ref`` is better)."""
-    print(f"\n{title} ({unit}, median of {len(results[ref])} rounds; ratio: median of the rounds')")
+    count = len(results[ref])
+    print(f"\n{title} ({unit}, median of {count} {unit_of}; ratio: median of the {unit_of}')")
     for name, values in results.items():
         m = median(values)
         ratio = paired(results[ref], values, lower_is_better)
@@ -260,8 +266,9 @@ def report(
 
 
 def paired(ours: list[float], theirs: list[float], lower_is_better: bool) -> float:
-    """How many times better ``ours`` is: the median of each round's ratio. Both ran in the
-    same round, seconds apart, so a load that changes between rounds cancels out of a ratio."""
+    """How many times better ``ours`` is: the median of each round's (or block's) ratio. Both
+    ran in the same round, seconds (a block: tens of milliseconds) apart, so a load that
+    changes between rounds cancels out of a ratio."""
     pairs = [(o, t) for o, t in zip(ours, theirs, strict=False) if o == o and t == t]  # not NaN
     if not pairs:
         return float("nan")
@@ -276,36 +283,43 @@ def rotated(names: list[str], r: int) -> list[str]:
 SLOW = ("requests+uritemplate", "httpx")  # 5-15x slower per follow: a quarter of the follows
 
 
+# A round of the sequential follow runs in blocks: each Python client's block of n / BLOCKS
+# follows (~30 ms) next to the others', so that a ratio pairs measurements tens of milliseconds
+# apart. Whole rounds of 2,000 follows paired them seconds apart, and this host's load moved the
+# median ratio to pyreqwest between 1.05 and 1.71 from run to run (BENCHMARKS.md). The floor
+# runs once a round, n follows in its own process as before: a fresh process at each block ran
+# in the scheduler's first placement, several times faster than a long run (24 µs against 140).
+BLOCKS = 10
+
+
 def sequential(server: Server, rounds: int, n: int, out: dict[str, Any]) -> None:
     clients = {name: make(server) for name, make in SYNC_CLIENTS.items()}
     results: dict[str, list[float]] = {name: [] for name in clients}
     floor = os.environ.get("BENCH_FLOOR")
-    if floor:
-        results[FLOOR] = []
     token = _token_for_floor(server) if floor else ""
+    floor_times: list[float] = []
     for client in clients.values():
         for i in range(200):  # warm-up: connections, caches, the token
             client.follow(i)
+    block = max(n // BLOCKS, 1)
     for r in range(rounds):
-        for name in rotated(list(results), r):
-            if name == FLOOR:
-                done = subprocess.run(
-                    [str(floor), server.base, server.profile, token, str(n)],
-                    check=True,
-                    capture_output=True,
-                    text=True,
-                )
-                results[FLOOR].append(float(done.stdout))
-                continue
-            follow = clients[name].follow
-            count = n // 4 if name in SLOW else n  # a round stays short: less load drifts in
-            start = time.perf_counter()
-            for i in range(count):
-                follow(i)
-            results[name].append((time.perf_counter() - start) * 1e6 / count)
+        if floor:
+            command = [str(floor), server.base, server.profile, token, str(n)]
+            done = subprocess.run(command, check=True, capture_output=True, text=True)
+            floor_times.append(float(done.stdout))
+        for b in range(BLOCKS):
+            for name in rotated(list(clients), r * BLOCKS + b):
+                follow = clients[name].follow
+                count = max(block // 4, 1) if name in SLOW else block  # 5-15x slower: fewer
+                start = time.perf_counter()
+                for i in range(count):
+                    follow(i)
+                results[name].append((time.perf_counter() - start) * 1e6 / count)
     for client in clients.values():
         client.close()
-    report(f"[{server.name}] sequential follow", "µs per follow", results, True)
+    if floor:  # the round's time stands for each of its blocks (paired with ours' blocks)
+        results[FLOOR] = [t for t in floor_times for _ in range(BLOCKS)]
+    report(f"[{server.name}] sequential follow", "µs per follow", results, True, unit_of="blocks")
     out[f"sequential/{server.name}"] = results
 
 
