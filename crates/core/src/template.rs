@@ -93,9 +93,7 @@ impl<'t> Parsed<'t> {
         }
         Ok(out)
     }
-}
 
-impl Parsed<'_> {
     /// The expansion of the usual template (`/mandates/{id}`): simple expressions without
     /// modifiers (`{a}`, `{a,b}`) of plain names, string or integer values, and literals of
     /// characters a URI keeps as they are (no `%`). `None` for anything else, which
@@ -143,10 +141,20 @@ impl Parsed<'_> {
     }
 }
 
+/// RFC 3986 §2.3 unreserved: ALPHA / DIGIT / "-" / "." / "_" / "~".
+fn is_unreserved(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || b"-._~".contains(&b)
+}
+
+/// RFC 3986 §2.2 reserved: gen-delims and sub-delims.
+fn is_reserved(b: u8) -> bool {
+    b":/?#[]@!$&'()*+,;=".contains(&b)
+}
+
 /// A literal character of a template that expands as it is (RFC 6570 §3.1): unreserved or
 /// reserved; a `%` (which must start a triplet) is left to std-uritemplate.
 fn kept_in_literal(b: u8) -> bool {
-    b.is_ascii_alphanumeric() || b"-._~:/?#[]@!$&'()*+,;=".contains(&b)
+    is_unreserved(b) || is_reserved(b)
 }
 
 /// Append `text` with every byte but the unreserved ones pct-encoded (simple expansion,
@@ -154,7 +162,7 @@ fn kept_in_literal(b: u8) -> bool {
 fn encode_unreserved(text: &str, out: &mut String) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
     for b in text.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+        if is_unreserved(b) {
             out.push(b as char);
         } else {
             out.extend([
@@ -488,7 +496,7 @@ fn escape_lone_percent(v: &Value) -> Value {
 /// but space as it is in `{+var}` and `{#var}` expansions (`<`, `"`, `{`, `|`, CR, LF, ...);
 /// RFC 6570 §3.2.3 allows only unreserved and reserved characters and pct-encoded triplets.
 fn encode_disallowed(expanded: String) -> String {
-    let allowed = |c: char| c.is_ascii_alphanumeric() || "-._~:/?#[]@!$&'()*+,;=%".contains(c);
+    let allowed = |c: char| c.is_ascii() && (kept_in_literal(c as u8) || c == '%');
     if expanded.chars().all(allowed) {
         return expanded;
     }

@@ -479,8 +479,8 @@ impl Transport {
 
 /// A response body as it arrives. Most bodies come in one chunk, kept as it is (never copied);
 /// a longer one is gathered in one buffer sized by its `Content-Length` (at most
-/// `max_response_size`, checked before), not grown by doubling: growing copied the body about
-/// twice more (~3,400 instructions of each 1.5 KB follow; BENCHMARKS.md).
+/// `max_response_size`, checked before), not grown by doubling, which copied a large page
+/// about twice more.
 enum Collected {
     Empty,
     One(Bytes),
