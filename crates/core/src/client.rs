@@ -268,7 +268,10 @@ impl Client {
                     })
                     .await
                     .map_err(|e| e.with_outcome_unknown(false))?;
-                headers.insert(AUTHORIZATION, header_value(&token.bearer())?);
+                let authorization = token.authorization().ok_or_else(|| {
+                    Error::Configuration("header value contains invalid characters".into())
+                })?;
+                headers.insert(AUTHORIZATION, authorization);
                 Some(token)
             } else {
                 None

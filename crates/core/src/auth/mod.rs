@@ -9,10 +9,11 @@ use store::SharedTokens;
 pub use store::{StoreEvent, StoreSpec};
 
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
+use reqwest::header::HeaderValue;
 use tokio::sync::watch;
 
 use crate::error::{Error, Result};
@@ -108,6 +109,9 @@ pub struct Token {
     pub expires_in: f64,
     issued_wall: SystemTime,
     issued: Instant,
+    /// The `Authorization` value, made on first use and then cloned for every request (a
+    /// reference count), not formatted and validated again each time.
+    authorization: OnceLock<Option<HeaderValue>>,
 }
 
 /// Longest token we accept: the spec allows 500 characters; leave room for a grown format.
@@ -164,6 +168,7 @@ impl Token {
             expires_in,
             issued_wall: SystemTime::now(),
             issued: Instant::now(),
+            authorization: OnceLock::new(),
         })
     }
 
@@ -188,8 +193,17 @@ impl Token {
         self.remaining() > leeway.min(self.expires_in / 2.0)
     }
 
-    pub fn bearer(&self) -> String {
-        format!("Bearer {}", self.access_token)
+    /// `Bearer <token>`, marked sensitive (http's `Debug` hides it); `None` when the token
+    /// cannot be a header value.
+    pub fn authorization(&self) -> Option<HeaderValue> {
+        self.authorization
+            .get_or_init(|| {
+                let mut value =
+                    HeaderValue::from_str(&format!("Bearer {}", self.access_token)).ok()?;
+                value.set_sensitive(true);
+                Some(value)
+            })
+            .clone()
     }
 }
 
@@ -435,6 +449,20 @@ mod tests {
             r#"{{"access_token":"abc","token_type":"bearer","expires_in":{expires_in},"scope":"api","jti":"j"}}"#
         );
         Token::from_response(body.as_bytes(), "api").unwrap()
+    }
+
+    #[test]
+    fn the_authorization_value_is_made_once_and_hidden_from_debug() {
+        let token = token(60.0);
+        let value = token.authorization().unwrap();
+        assert_eq!(value.to_str().unwrap(), "Bearer abc");
+        assert!(value.is_sensitive());
+        assert!(!format!("{value:?}").contains("abc"));
+        // The second request gets the same bytes, not a new value.
+        assert_eq!(
+            token.authorization().unwrap().as_bytes().as_ptr(),
+            value.as_bytes().as_ptr()
+        );
     }
 
     fn refused() -> Error {

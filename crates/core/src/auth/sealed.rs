@@ -166,6 +166,7 @@ impl Sealer {
             expires_in: lifetime,
             issued_wall,
             issued,
+            authorization: std::sync::OnceLock::new(),
         })
     }
 }
