@@ -10,6 +10,11 @@ interleaved, round after round, so background load hits them alike; medians are 
 at the end one table (BENCHMARKS.md's format) with each target of issue 13 and whether it is met.
 
     python benches/bench.py [--quick] [--only sequential,collection,...] [--json OUT]
+                            [--placement "one vCPU"]
+
+``--placement`` names how the run was placed on the CPUs (``make bench`` runs the sequential
+follow a second time under ``taskset -c 0``, client and servers on one vCPU); it is added to
+the titles and the table's rows.
 """
 
 from __future__ import annotations
@@ -291,6 +296,16 @@ SLOW = ("requests+uritemplate", "httpx")  # 5-15x slower per follow: a quarter o
 # in the scheduler's first placement, several times faster than a long run (24 µs against 140).
 BLOCKS = 10
 
+# How this run is placed on the CPUs (`--placement`), for the titles: "" when the scheduler
+# places it. On this 2-vCPU VM, a reply that wakes the other, idle vCPU costs every client
+# ~140 µs, the Rust floor too (BENCHMARKS.md, "Where the scheduler puts the client and the
+# server"); on one vCPU the time is the CPU work of client, server and kernel.
+PLACEMENT = ""
+
+
+def placed(title: str) -> str:
+    return f"{title} ({PLACEMENT})" if PLACEMENT else title
+
 
 def sequential(server: Server, rounds: int, n: int, out: dict[str, Any]) -> None:
     clients = {name: make(server) for name, make in SYNC_CLIENTS.items()}
@@ -319,7 +334,8 @@ def sequential(server: Server, rounds: int, n: int, out: dict[str, Any]) -> None
         client.close()
     if floor:  # the round's time stands for each of its blocks (paired with ours' blocks)
         results[FLOOR] = [t for t in floor_times for _ in range(BLOCKS)]
-    report(f"[{server.name}] sequential follow", "µs per follow", results, True, unit_of="blocks")
+    title = placed(f"[{server.name}] sequential follow")
+    report(title, "µs per follow", results, True, unit_of="blocks")
     out[f"sequential/{server.name}"] = results
 
 
@@ -837,7 +853,7 @@ def table(out: dict[str, Any]) -> str:
                     cells.append(f"{_fmt(m)} ({ratios[found]:.2f}{X})")
             target, met = TARGETS.get(key, ("", None))  # type: ignore[assignment]
             verdict = "" if met is None else ("met" if met(ratios) else "**not met**")
-            row = [title, name, f"**{_fmt(ours_m)}**", *cells, target, verdict]
+            row = [placed(title), name, f"**{_fmt(ours_m)}**", *cells, target, verdict]
             lines.append("| " + " | ".join(row) + " |")
     others = _other_targets(out)
     if others:
@@ -893,11 +909,16 @@ def main() -> None:
     parser.add_argument("--only", default=",".join(WORKLOADS), help="comma-separated workloads")
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--json", help="also write every measurement to this file")
+    parser.add_argument("--placement", default="", help='how the run is placed: "one vCPU"')
     args = parser.parse_args()
+    global PLACEMENT
+    PLACEMENT = args.placement
     only = set(args.only.split(","))
     rounds = 1 if args.quick else args.rounds
     scale = 0.01 if args.quick else 1.0
     out: dict[str, Any] = {"environment": environment()}
+    if PLACEMENT:
+        out["environment"]["placement"] = PLACEMENT
     print("\n".join(f"# {k}: {v}" for k, v in out["environment"].items()))
     found = servers()
     if not found:
