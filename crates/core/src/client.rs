@@ -268,10 +268,7 @@ impl Client {
                     })
                     .await
                     .map_err(|e| e.with_outcome_unknown(false))?;
-                let authorization = token.authorization().ok_or_else(|| {
-                    Error::Configuration("header value contains invalid characters".into())
-                })?;
-                headers.insert(AUTHORIZATION, authorization);
+                headers.insert(AUTHORIZATION, token.authorization()?);
                 Some(token)
             } else {
                 None

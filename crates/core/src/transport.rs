@@ -644,8 +644,12 @@ fn classify(error: &reqwest::Error, method: &Method, url: &str) -> Error {
 
 /// Build a header value, rejecting control characters instead of panicking.
 pub fn header_value(value: &str) -> Result<HeaderValue> {
-    HeaderValue::from_str(value)
-        .map_err(|_| Error::Configuration("header value contains invalid characters".into()))
+    HeaderValue::from_str(value).map_err(|_| invalid_header_value())
+}
+
+/// The error of a header value that HTTP does not allow (`header_value`, the token's).
+pub fn invalid_header_value() -> Error {
+    Error::Configuration("header value contains invalid characters".into())
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ use reqwest::header::HeaderValue;
 use tokio::sync::watch;
 
 use crate::error::{Error, Result};
+use crate::transport::{header_value, invalid_header_value};
 
 /// The two kinds of credentials of the spec; secrets never appear in `Debug`.
 #[derive(Clone, PartialEq, Eq)]
@@ -193,17 +194,17 @@ impl Token {
         self.remaining() > leeway.min(self.expires_in / 2.0)
     }
 
-    /// `Bearer <token>`, marked sensitive (http's `Debug` hides it); `None` when the token
+    /// `Bearer <token>`, marked sensitive (http's `Debug` hides it); an error when the token
     /// cannot be a header value.
-    pub fn authorization(&self) -> Option<HeaderValue> {
+    pub fn authorization(&self) -> Result<HeaderValue> {
         self.authorization
             .get_or_init(|| {
-                let mut value =
-                    HeaderValue::from_str(&format!("Bearer {}", self.access_token)).ok()?;
+                let mut value = header_value(&format!("Bearer {}", self.access_token)).ok()?;
                 value.set_sensitive(true);
                 Some(value)
             })
             .clone()
+            .ok_or_else(invalid_header_value)
     }
 }
 
