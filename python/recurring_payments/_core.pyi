@@ -16,6 +16,8 @@ __all__ = [
     "expand_target",
     "expand_uri_template",
     "template_variables",
+    "track",
+    "untracked_items",
 ]
 
 __version__: str
@@ -35,6 +37,16 @@ def expand_target(
 
 def template_variables(template: str) -> list[str]:
     """The variable names a template declares, in order of first appearance."""
+
+def untracked_items(
+    cls: type[Any], docs: list[Any], doc_slot: Any, slots: Sequence[tuple[Any, Any]]
+) -> list[Any]:
+    """For each of ``docs``, ``object.__new__(cls)`` with each of ``slots`` (a slot's
+    descriptor, its value) set and ``doc_slot`` set to the document; each untracked by the
+    cycle collector as it is made (the caller vouches nothing it holds can lead back to it)."""
+
+def track(object: Any) -> None:
+    """Track ``object`` again if it is a GC object the cycle collector does not track."""
 
 @final
 class Token:

@@ -112,16 +112,18 @@ class LinkMap(RelationMap[V]):
 
 
 class EmbeddedMap(RelationMap[V]):
-    """``Resource.embedded``: each resource made by ``make(session, document, None, headers,
-    True, curies)`` (``Resource._make``), inheriting the CURIEs in scope (HAL draft §8.3)."""
+    """``Resource.embedded``: each resource made by ``make._item(session, document, curies)``
+    (``make`` is the embedding resource's class), an array by ``make._items(session,
+    documents, curies)``, inheriting the CURIEs in scope (HAL draft §8.3)."""
 
     __slots__ = ()
 
     def _build(self, rel: str, value: Any) -> V:
-        make, session, curies = self._make, self._session, self._curies()
+        cls: Any = self._make  # the embedding resource's class
+        session, curies = self._session, self._curies()
         if isinstance(value, list):
-            return [make(session, d, None, NO_HEADERS, True, curies) for d in value]  # type: ignore[return-value]
-        return make(session, value, None, NO_HEADERS, True, curies)  # type: ignore[no-any-return]
+            return cls._items(session, value, curies)  # type: ignore[no-any-return]
+        return cls._item(session, value, curies)  # type: ignore[no-any-return]
 
 
 def curies_in_scope(

@@ -6,9 +6,12 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from gc import is_tracked as _is_tracked
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from . import _core
+from ._core import track as _track
+from ._core import untracked_items as _untracked_items
 from ._headers import Headers
 from ._link_base import _LinkBase
 from ._relations import (
@@ -103,6 +106,51 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         self._attributes = None
         return self
 
+    @classmethod
+    def _item(
+        cls, session: Session, document: Mapping[str, Any], curies: Sequence[tuple[str, str]]
+    ) -> Self:
+        """An embedded resource: what ``cls._make(session, document, None, NO_HEADERS, True,
+        curies)`` makes, in a call with half the arguments (a page makes thousands)."""
+        self = _new(cls)
+        self._session = session
+        self._doc = document
+        self._status = None
+        self._headers = NO_HEADERS
+        self._partial = True
+        self._inherited = curies
+        self._links = None
+        self._embedded = None
+        self._index = None
+        self._attributes = None
+        return self
+
+    # Whether a class's embedded items may be made untracked by the cycle collector
+    # (`_items`): only when its instances have no slot or `__dict__` beyond ours, so that
+    # nothing but what this class keeps (and tracks the item before keeping) can lead back.
+    _untrackable = False
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._untrackable = (
+            cls.__dictoffset__ == 0 and cls.__basicsize__ == _ResourceBase.__basicsize__
+        )
+
+    @classmethod
+    def _items(
+        cls, session: Session, documents: list[Any], curies: Sequence[tuple[str, str]]
+    ) -> list[Self]:
+        """The resources of an embedded array. They are made untracked by the cycle collector
+        when the class allows (`_untrackable`): a page's 5,000 items then trigger no collection
+        that traverses or promotes them, nor the full collections of the whole heap that
+        promoted objects bring (BENCHMARKS.md). What a fresh item holds (its session, document
+        and CURIEs) cannot lead back to it; before it keeps more (links, embedded resources,
+        relations read as attributes), it is tracked again."""
+        if cls._untrackable:
+            return _untracked_items(cls, documents, _SLOTS["_doc"], _item_slots(session, curies))
+        item = cls._item
+        return [item(session, d, curies) for d in documents]
+
     # --- the state (Mapping protocol) -------------------------------------------------------
     def __getitem__(self, key: str) -> Any:
         # `key in _HAL_KEYS` spelled out: ~180 instructions fewer per field read, and
@@ -149,6 +197,8 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         """
         links = self._links
         if links is None:
+            if not _is_tracked(self):  # an embedded item about to keep objects (`_items`)
+                _track(self)
             raw = self._doc.get("_links") or {}
             links = self._links = LinkMap(
                 raw, self._session, self._doc, self._inherited, self._link_type
@@ -172,9 +222,11 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         """
         embedded = self._embedded
         if embedded is None:
+            if not _is_tracked(self):  # an embedded item about to keep objects (`_items`)
+                _track(self)
             raw = self._doc.get("_embedded") or {}
             embedded = self._embedded = EmbeddedMap(
-                raw, self._session, self._doc, self._inherited, type(self)._make
+                raw, self._session, self._doc, self._inherited, type(self)
             )
         return embedded
 
@@ -184,6 +236,8 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
             raise AttributeError(name)
         attributes = self._attributes
         if attributes is None:
+            if not _is_tracked(self):  # an embedded item about to keep objects (`_items`)
+                _track(self)
             attributes = self._attributes = {}
         else:
             found = attributes.get(name)
@@ -377,3 +431,23 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
             )
         out.append("</div>")
         return "".join(out)
+
+
+# The descriptors of `_ResourceBase`'s slots: `_items` sets an embedded item's through them,
+# in the core, as `_item` does in Python.
+_SLOTS = {name: _ResourceBase.__dict__[name] for name in _ResourceBase.__slots__}
+
+
+def _item_slots(session: Session, curies: Sequence[tuple[str, str]]) -> list[tuple[Any, Any]]:
+    """Each slot of an embedded item but `_doc`, with its value: what `_item` sets."""
+    return [
+        (_SLOTS["_session"], session),
+        (_SLOTS["_status"], None),
+        (_SLOTS["_headers"], NO_HEADERS),
+        (_SLOTS["_partial"], True),
+        (_SLOTS["_inherited"], curies),
+        (_SLOTS["_links"], None),
+        (_SLOTS["_embedded"], None),
+        (_SLOTS["_index"], None),
+        (_SLOTS["_attributes"], None),
+    ]

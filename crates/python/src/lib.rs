@@ -35,6 +35,8 @@ mod _core {
     use super::template::template_variables;
     #[pymodule_export]
     use super::token::PyToken;
+    #[pymodule_export]
+    use super::untracked::{track, untracked_items};
 
     use pyo3::prelude::*;
 
