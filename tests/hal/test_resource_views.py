@@ -137,6 +137,27 @@ def test_a_link_read_as_an_attribute_first_is_the_one_of_the_map(
         first.tlp  # noqa: B018 (the did-you-mean names the near one)
 
 
+@pytest.mark.parametrize(
+    ("link", "expected"),
+    [
+        ({"href": "/p"}, ("/p", False, None)),
+        ({"templated": True, "href": "/t/{id}"}, ("/t/{id}", True, None)),
+        ({"href": "/f", "templated": False}, ("/f", False, None)),
+        ({"href": "/t", "title": "T"}, ("/t", False, "T")),
+        ({"href": "/e", "templated": True, "title": 3}, ("/e", True, None)),
+    ],
+)
+def test_a_link_from_the_map_has_the_fields_of_its_object(
+    server: FakeServer, client: rp.Client, link: dict[str, Any], expected: tuple[Any, ...]
+) -> None:
+    # `links[rel]` reads a link object of `href` and `templated` alone in the core and any
+    # other whole: the fields are the same either way.
+    server.add_resource("/one-link", {"_links": {"it": link}})
+    it = client.get("/one-link").links["it"]
+    assert (it.href, it.templated, it.title) == expected
+    assert (it.rel, it.name, it.type, it.profile, it.deprecation) == ("it", None, None, None, None)
+
+
 def test_embedded_are_built_once_and_partial(server: FakeServer, client: rp.Client) -> None:
     server.add_resource("/doc", DOC)
     doc = client.get("/doc")
