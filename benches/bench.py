@@ -885,11 +885,12 @@ def _other_targets(out: dict[str, Any]) -> list[str]:
         tele = out.get(f"telemetry/{name}")
         if tele:
             off, on = median(tele[TELEMETRY_OFF]), median(tele[TELEMETRY_ON])
-            cost = 1 / paired(tele[TELEMETRY_OFF], tele[TELEMETRY_ON], True) - 1
+            # paired(off, on) is the median of the rounds' on / off: what telemetry costs.
+            cost = paired(tele[TELEMETRY_OFF], tele[TELEMETRY_ON], True) - 1
             sdk = ""
             if TELEMETRY_SDK in tele:
                 base = tele[TELEMETRY_OFF + " (same process)"]
-                sdk = f"; with an SDK {1 / paired(base, tele[TELEMETRY_SDK], True) - 1:+.1%}"
+                sdk = f"; with an SDK {paired(base, tele[TELEMETRY_SDK], True) - 1:+.1%}"
             rows.append(
                 f"| telemetry on, no SDK, within 3% of off ({name}) "
                 f"| {on:.1f} vs {off:.1f} µs ({cost:+.1%}){sdk} "

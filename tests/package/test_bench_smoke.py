@@ -109,3 +109,27 @@ def test_the_anatomy_of_a_follow_runs(
         sys.modules.pop("anatomy", None)
     printed = capsys.readouterr().out
     assert "whole follow" in printed and "+ item['status'] of each" in printed
+
+
+@pytest.mark.parametrize(
+    ("on", "expected"),
+    [
+        (110.0, "(+10.0%); with an SDK +50.0% | **not met** |"),
+        (98.0, "(-2.0%); with an SDK +50.0% | met |"),
+    ],
+)
+def test_the_telemetry_row_gives_what_telemetry_costs(bench: Any, on: float, expected: str) -> None:
+    # The row said the opposite from 95586ae on: a follow 10% slower with telemetry on read -9.1%
+    # and "met", an SDK's +50% read -33.3%.
+    rounds = {
+        bench.TELEMETRY_OFF: [100.0] * 3,
+        bench.TELEMETRY_ON: [on] * 3,
+        bench.TELEMETRY_OFF + " (same process)": [200.0] * 3,
+        bench.TELEMETRY_SDK: [300.0] * 3,
+    }
+    [row] = [
+        line
+        for line in bench.table({"telemetry/sandbox": rounds}).splitlines()
+        if "telemetry" in line
+    ]
+    assert row.endswith(expected), row
