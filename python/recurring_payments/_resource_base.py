@@ -177,7 +177,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         """
         doc = self._doc
         if isinstance(doc, _core.Document):  # it converts objects and arrays afresh already
-            return {k: v for k, v in doc.items() if k not in _HAL_KEYS}
+            return doc.state()
         return {k: copy.deepcopy(v) for k, v in doc.items() if k not in _HAL_KEYS}
 
     # --- relations ---------------------------------------------------------------------------

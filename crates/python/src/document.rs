@@ -216,6 +216,19 @@ impl Document {
         PyList::new(py, items.collect::<PyResult<Vec<_>>>()?)
     }
 
+    /// The state as a new dict: every field but `_links` and `_embedded`, each as a read
+    /// gives it (a scalar kept, an object or array converted afresh). `Resource.data` in one
+    /// call, without making the `_links` view or `_embedded`'s documents only to drop them.
+    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let state = PyDict::new(py);
+        for at in 0..self.values.len() {
+            if !matches!(self.doc.kind(at), Kind::Links | Kind::Embedded) {
+                state.set_item(self.key(py, at), self.value(py, at)?)?;
+            }
+        }
+        Ok(state)
+    }
+
     /// The whole object as new Python objects (embedded documents as dicts too).
     fn to_dict(&self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         parse_python(py, self.doc.text())
