@@ -3,8 +3,10 @@ callgrind twice, N times and 0 times, so that start-up, imports and warm-up canc
 
     python benches/profile.py WORKLOAD N
 
-WORKLOAD: follow, mandates, wide, wide-all, async (ours); pyreqwest-follow, requests-follow
-(a peer's follow: its instruction count against ours is a ratio that load does not move).
+WORKLOAD: follow, mandates, wide, wide-all, async (ours); untraced-follow (ours with
+``telemetry=False``: against ``follow``, what telemetry costs with no SDK configured, in
+instructions); pyreqwest-follow, requests-follow (a peer's follow: its instruction count
+against ours is a ratio that load does not move).
 
 The server comes from ``BENCH_CHILD_SERVER`` (bench.child_server). Before the N repetitions
 one untimed round warms everything a repetition uses (token, entry point, connection, the
@@ -42,8 +44,12 @@ def main(workload: str, n: int) -> None:
     if workload == "async":
         run_async(n)
         return
-    peers = {"pyreqwest-follow": bench.pyreqwest_client, "requests-follow": bench.requests_client}
-    client = peers.get(workload, bench.ours)(bench.child_server())
+    others = {
+        "untraced-follow": lambda server: bench.ours(server, telemetry=False),
+        "pyreqwest-follow": bench.pyreqwest_client,
+        "requests-follow": bench.requests_client,
+    }
+    client = others.get(workload, bench.ours)(bench.child_server())
     if workload.endswith("follow"):
         op = client.follow
     else:
