@@ -110,20 +110,9 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
     def _item(
         cls, session: Session, document: Mapping[str, Any], curies: Sequence[tuple[str, str]]
     ) -> Self:
-        """An embedded resource: what ``cls._make(session, document, None, NO_HEADERS, True,
-        curies)`` makes, in a call with half the arguments (a page makes thousands)."""
-        self = _new(cls)
-        self._session = session
-        self._doc = document
-        self._status = None
-        self._headers = NO_HEADERS
-        self._partial = True
-        self._inherited = curies
-        self._links = None
-        self._embedded = None
-        self._index = None
-        self._attributes = None
-        return self
+        """An embedded resource (partial, without status or headers). The items of an array
+        are made by `_items`, in the core when the class allows."""
+        return cls._make(session, document, None, NO_HEADERS, True, curies)
 
     # Whether a class's embedded items may be made untracked by the cycle collector
     # (`_items`): only when its instances have no slot or `__dict__` beyond ours, so that
@@ -434,7 +423,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
 
 
 # The descriptors of `_ResourceBase`'s slots: `_items` sets an embedded item's through them,
-# in the core, as `_item` does in Python.
+# in the core, as `_item` (`_make`) does in Python.
 _SLOTS = {name: _ResourceBase.__dict__[name] for name in _ResourceBase.__slots__}
 
 
