@@ -136,7 +136,9 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         and CURIEs) cannot lead back to it; before it keeps more (links, embedded resources,
         relations read as attributes), it is tracked again."""
         if cls._untrackable:
-            return _untracked_items(cls, documents, _SLOTS["_doc"], _item_slots(session, curies))
+            return _untracked_items(
+                cls, documents, _SLOTS["_doc"], _item_slots(cls, session, curies)
+            )
         item = cls._item
         return [item(session, d, curies) for d in documents]
 
@@ -427,16 +429,10 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
 _SLOTS = {name: _ResourceBase.__dict__[name] for name in _ResourceBase.__slots__}
 
 
-def _item_slots(session: Session, curies: Sequence[tuple[str, str]]) -> list[tuple[Any, Any]]:
-    """Each slot of an embedded item but `_doc`, with its value: what `_item` sets."""
-    return [
-        (_SLOTS["_session"], session),
-        (_SLOTS["_status"], None),
-        (_SLOTS["_headers"], NO_HEADERS),
-        (_SLOTS["_partial"], True),
-        (_SLOTS["_inherited"], curies),
-        (_SLOTS["_links"], None),
-        (_SLOTS["_embedded"], None),
-        (_SLOTS["_index"], None),
-        (_SLOTS["_attributes"], None),
-    ]
+def _item_slots(
+    cls: type[_ResourceBase[Any]], session: Session, curies: Sequence[tuple[str, str]]
+) -> list[tuple[Any, Any]]:
+    """Each slot of an embedded item but `_doc`, with the value `_item` gives it: read from one
+    item `_item` makes, so that the core sets what `_make` sets, slot for slot."""
+    model = cls._item(session, {}, curies)
+    return [(slot, slot.__get__(model)) for name, slot in _SLOTS.items() if name != "_doc"]
