@@ -2,8 +2,9 @@
 
 Run by benches/run.sh, which starts the servers and passes them in the environment:
 ``BENCH_SANDBOX`` (base URL; with ``RECURRING_PAYMENTS_PROFILE``, ``_APP_NAME``, ``_APP_SECRET``),
-``BENCH_NGINX`` (base URL of the static site, fixed token) and ``BENCH_FLOOR`` (the Rust floor
-binary). Every client does the same work per follow: expand the entry point's templated
+``BENCH_NGINX`` (base URL of the static site, fixed token), ``BENCH_FLOOR`` (the Rust floor
+binary) and ``BENCH_FLOOR_BLOCKING`` (the same follow over a blocking socket: a reference column,
+no target). Every client does the same work per follow: expand the entry point's templated
 ``bench-mandate`` link with a variable, GET it (Accept with the profile, Bearer token), parse
 the JSON, read the ``status`` field and the ``creditor`` link's href. Peers are measured
 interleaved, round after round, so background load hits them alike; medians are reported, and
@@ -245,6 +246,9 @@ SYNC_CLIENTS: dict[str, Callable[[Server], Sync]] = {
 
 OURS = "recurring_payments"
 FLOOR = "rust reqwest (floor)"
+# The floor's follow over a blocking socket, no runtime nor reqwest (benches/floor/src/bin): what
+# the floor's own time is made of, a reference beside it (BENCHMARKS.md), no target.
+FLOOR_BLOCKING = "rust blocking socket (reference)"
 
 
 def median(values: list[float]) -> float:
@@ -310,18 +314,25 @@ def placed(title: str) -> str:
 def sequential(server: Server, rounds: int, n: int, out: dict[str, Any]) -> None:
     clients = {name: make(server) for name, make in SYNC_CLIENTS.items()}
     results: dict[str, list[float]] = {name: [] for name in clients}
-    floor = os.environ.get("BENCH_FLOOR")
-    token = _token_for_floor(server) if floor else ""
-    floor_times: list[float] = []
+    floors = {
+        name: binary
+        for name, binary in (
+            (FLOOR, os.environ.get("BENCH_FLOOR")),
+            (FLOOR_BLOCKING, os.environ.get("BENCH_FLOOR_BLOCKING")),
+        )
+        if binary
+    }
+    token = _token_for_floor(server) if floors else ""
+    floor_times: dict[str, list[float]] = {name: [] for name in floors}
     for client in clients.values():
         for i in range(200):  # warm-up: connections, caches, the token
             client.follow(i)
     block = max(n // BLOCKS, 1)
     for r in range(rounds):
-        if floor:
-            command = [str(floor), server.base, server.profile, token, str(n)]
+        for name, binary in floors.items():
+            command = [binary, server.base, server.profile, token, str(n)]
             done = subprocess.run(command, check=True, capture_output=True, text=True)
-            floor_times.append(float(done.stdout))
+            floor_times[name].append(float(done.stdout))
         for b in range(BLOCKS):
             for name in rotated(list(clients), r * BLOCKS + b):
                 follow = clients[name].follow
@@ -332,8 +343,8 @@ def sequential(server: Server, rounds: int, n: int, out: dict[str, Any]) -> None
                 results[name].append((time.perf_counter() - start) * 1e6 / count)
     for client in clients.values():
         client.close()
-    if floor:  # the round's time stands for each of its blocks (paired with ours' blocks)
-        results[FLOOR] = [t for t in floor_times for _ in range(BLOCKS)]
+    for name, times in floor_times.items():  # a round's time stands for each of its blocks
+        results[name] = [t for t in times for _ in range(BLOCKS)]
     title = placed(f"[{server.name}] sequential follow")
     report(title, "µs per follow", results, True, unit_of="blocks")
     out[f"sequential/{server.name}"] = results
@@ -814,6 +825,7 @@ COLUMNS = [
     ("pyreqwest", ("pyreqwest",)),
     ("aiohttp", ("aiohttp",)),
     ("Rust floor", (FLOOR,)),
+    ("Rust, blocking socket (reference)", (FLOOR_BLOCKING,)),
 ]
 # workload -> (target text, check(ratios) -> met); a ratio is how many times faster ours is,
 # "floor" the time of ours over the floor's.
@@ -851,7 +863,7 @@ def table(out: dict[str, Any]) -> str:
                     cells.append(DASH)
                     continue
                 m = median(results[found])
-                if found == FLOOR:  # ours' time over the floor's
+                if found in (FLOOR, FLOOR_BLOCKING):  # ours' time over the floor's
                     ratios[found] = 1 / paired(results[OURS], results[found], True)
                     cells.append(f"{_fmt(m)} (ours {ratios[found]:.2f}{X} its time)")
                 else:

@@ -22,10 +22,11 @@ if ! command -v nginx >/dev/null; then
     fi
 fi
 
-echo "# building the Rust floor (release)" >&2
+echo "# building the Rust floor and its blocking reference (release)" >&2
 CARGO_TARGET_DIR="$root/target/bench-floor" cargo build -q --release \
     --manifest-path "$here/floor/Cargo.toml"
 export BENCH_FLOOR="$root/target/bench-floor/release/bench-floor"
+export BENCH_FLOOR_BLOCKING="$root/target/bench-floor/release/bench-floor-blocking"
 
 work=$(mktemp -d)
 chmod 755 "$work"

@@ -88,10 +88,16 @@ def test_telemetry_memory_import_and_the_table(
         assert "telemetry: skipped" in printed
     assert out["rss/sandbox"]["after_1200"] > 0 and out["import_cpu_ms"][0] > 0
     # The table, on what ran: ours alone has no ratio, the other targets have a verdict.
-    out["sequential/sandbox"] = {bench.OURS: [100.0], "pyreqwest": [150.0], bench.FLOOR: [90.0]}
+    out["sequential/sandbox"] = {
+        bench.OURS: [100.0],
+        "pyreqwest": [150.0],
+        bench.FLOOR: [90.0],
+        bench.FLOOR_BLOCKING: [50.0],  # a reference column: no part of the verdict
+    }
     table = bench.table(out)
     assert "| sequential, µs/follow | sandbox | **100.0** |" in table
     assert "150.0 (1.50\u00d7)" in table and "(ours 1.11\u00d7 its time) | " in table
+    assert "50.0 (ours 2.00\u00d7 its time) | " in table
     assert "| met |" in table and "RSS flat" in table and "import recurring_payments" in table
 
 
