@@ -4,8 +4,11 @@ journal check that no POST or PATCH was sent twice."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
+import socket
 from collections import Counter
+from collections.abc import Iterator
 from typing import Any
 
 import recurring_payments as rp
@@ -86,3 +89,24 @@ def error_class(error: BaseException) -> type[rp.Error]:
     """The most specific public class of a library error (for exact-class assertions)."""
     assert isinstance(error, rp.Error), repr(error)
     return type(error)
+
+
+@contextlib.contextmanager
+def connects_hang(port: int) -> Iterator[None]:
+    """While open, a TCP connect to 127.0.0.1:`port` hangs: a listener that never accepts, its
+    accept queue filled, so Linux drops every further SYN (the client's connect waits for its
+    retransmission, 1 s, 3 s, ...). Nothing can be written to that port."""
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", port))
+    listener.listen(0)
+    queued = socket.create_connection(("127.0.0.1", port))  # fills the queue of length 0 + 1
+    waiting = socket.socket()
+    waiting.setblocking(False)
+    with contextlib.suppress(BlockingIOError):
+        waiting.connect(("127.0.0.1", port))
+    try:
+        yield
+    finally:
+        for s in (waiting, queued, listener):
+            s.close()

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 from conftest import header
-from fault_kit import Api, install_routes, unique_body
+from fault_kit import Api, connects_hang, install_routes, unique_body
 
 import recurring_payments as rp
 from recurring_payments.testing import FakeServer
@@ -193,6 +193,60 @@ def test_a_refused_post_is_retried_and_known_not_to_have_arrived(kind: str) -> N
         api.close()
 
 
+def port_of(server: FakeServer) -> int:
+    return int(server.base_url.rsplit(":", 1)[1].split("/")[0])
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_connect_cut_by_the_attempts_timeout_is_known_not_to_have_sent_and_is_retried(
+    kind: str,
+) -> None:
+    # `timeout` (0.5 s) shorter than `connect_timeout` (10 s): reqwest's timer for the whole
+    # request cut the connect, and read as a timeout after the request started (outcome
+    # unknown, never retried), though no connection ever existed.
+    server = FakeServer()
+    install_routes(server)
+    server.start()
+    api = Api(server, kind, timeout=0.5, connect_timeout=10.0, retries=2)
+    try:
+        api.root()  # the token and the entry point, before the API stops answering connects
+        port = port_of(server)
+        server.stop()
+        with connects_hang(port):
+            for send in (lambda: api.post("/orders", unique_body()), lambda: api.get("/thing")):
+                started = time.monotonic()
+                with pytest.raises(rp.TimeoutError) as caught:
+                    send()
+                assert caught.value.outcome_unknown is False
+                assert "connect timeout" in str(caught.value)
+                # 1 + `retries` attempts of ~0.5 s and two backoff pauses: it was retried.
+                assert time.monotonic() - started >= 1.6
+    finally:
+        api.close()
+        server.stop()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_connect_cut_by_the_calls_deadline_is_known_not_to_have_sent(kind: str) -> None:
+    server = FakeServer()
+    install_routes(server)
+    server.start()
+    api = Api(server, kind, total_timeout=1.0, connect_timeout=10.0, retries=3)
+    try:
+        api.root()
+        port = port_of(server)
+        server.stop()
+        with connects_hang(port):
+            started = time.monotonic()
+            with pytest.raises(rp.TimeoutError) as caught:
+                api.patch("/orders/1", unique_body())
+            assert caught.value.outcome_unknown is False
+            assert time.monotonic() - started < 1.5  # cut at the deadline, not at 10 s
+    finally:
+        api.close()
+        server.stop()
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_post_to_an_api_that_is_restarting_goes_through_once(kind: str) -> None:
     port = free_port()
@@ -221,11 +275,14 @@ def test_a_post_to_an_api_that_is_restarting_goes_through_once(kind: str) -> Non
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_retry_after_longer_than_the_deadline_raises_at_once(server: FakeServer, kind: str) -> None:
+@pytest.mark.parametrize("seconds", ["30", str(2**64 - 1)])  # the largest: no overflow either
+def test_retry_after_longer_than_the_deadline_raises_at_once(
+    server: FakeServer, kind: str, seconds: str
+) -> None:
     api = Api(server, kind, total_timeout=2.0, retries=5)
     try:
         api.root()
-        server.fail_next(503, count=10, path="/thing", headers={"Retry-After": "30"})
+        server.fail_next(503, count=10, path="/thing", headers={"Retry-After": seconds})
         started = time.monotonic()
         with pytest.raises(rp.ServerError) as caught:
             api.get("/thing")

@@ -172,7 +172,8 @@ def test_retry_after_is_honoured(target: FakeServer, kind: str) -> None:
         started = time.monotonic()
         assert api.get("/thing")["ok"] is True
         assert time.monotonic() - started >= 0.95
-        # A pause longer than 60 s is not waited for: the 503 is the answer.
+        # A pause that would pass the call's deadline (total_timeout, 25 s) is not waited for:
+        # the 503 is the answer.
         target.fail_next(503, count=1, path="/thing", headers={"Retry-After": "3600"})
         started = time.monotonic()
         with pytest.raises(rp.ServerError):

@@ -5,6 +5,7 @@
 pub mod attempts;
 pub mod auth;
 pub mod client;
+mod connect_deadline;
 pub mod error;
 pub mod hal;
 pub mod media;

@@ -272,6 +272,7 @@ fn build_client(config: &TransportConfig) -> Result<reqwest::Client> {
         .connect_timeout(config.connect_timeout)
         .pool_idle_timeout(Duration::from_secs(60))
         .tcp_nodelay(true)
+        .connector_layer(crate::connect_deadline::Layer)
         // Redirects are followed by the client, hop by hop (client.rs): the token, the 401
         // replay and the method rules must see each hop.
         .redirect(reqwest::redirect::Policy::none())
@@ -367,8 +368,9 @@ impl Transport {
             let mut outcome = self
                 .send_once(request, driver, remaining.min(self.config.timeout))
                 .await;
-            if cut {
-                // The attempt was cut by the call's deadline, not by `timeout`: say so.
+            if cut && deadline.remaining() < MIN_ATTEMPT {
+                // The attempt ran to the call's deadline, not to `timeout` or `connect_timeout`:
+                // say so, keeping what it knows of the outcome (a connect cut there sent nothing).
                 if let Err(Error::Timeout {
                     method,
                     url,
@@ -376,9 +378,7 @@ impl Transport {
                     ..
                 }) = &outcome
                 {
-                    if !is_connect_timeout(&outcome) {
-                        outcome = Err(deadline.exceeded(method, url, *outcome_unknown));
-                    }
+                    outcome = Err(deadline.exceeded(method, url, *outcome_unknown));
                 }
             }
             let elapsed = started.elapsed();
@@ -397,11 +397,10 @@ impl Transport {
             });
             let wait = match &outcome {
                 _ if attempt >= self.config.retries => None,
+                // The pause the server asks for, however long: the call's deadline bounds it
+                // (below), as the caller set it.
                 Ok(response) if idempotent && matches!(response.status, 429 | 502..=504) => {
-                    retry_after(response).map_or(Some(backoff(attempt)), |d| {
-                        // A server asking for a long pause gets its answer, not a stalled caller.
-                        (d <= MAX_RETRY_AFTER).then_some(d)
-                    })
+                    Some(retry_after(response).unwrap_or_else(|| backoff(attempt)))
                 }
                 Err(error) if never_sent(error) => Some(backoff(attempt)),
                 Err(Error::Transport { .. }) if idempotent => Some(backoff(attempt)),
@@ -409,7 +408,8 @@ impl Transport {
             };
             match wait {
                 // The pause and at least a moment of the next attempt must fit in the deadline.
-                Some(delay) if delay + MIN_ATTEMPT < deadline.remaining() => {
+                // (A `Retry-After` of u64::MAX seconds must not overflow the sum.)
+                Some(delay) if delay.saturating_add(MIN_ATTEMPT) < deadline.remaining() => {
                     tokio::time::sleep(delay).await;
                     attempt += 1;
                 }
@@ -451,7 +451,10 @@ impl Transport {
         if let Some(body) = &request.body {
             builder = builder.body(body.clone());
         }
-        let mut response = builder.send().await.map_err(|e| failed(&e))?;
+        // A connect still under way near the attempt's end fails as a connect error (nothing
+        // written), not as the request's timeout (connect_deadline.rs).
+        let sending = crate::connect_deadline::within(timeout, builder.send());
+        let mut response = sending.await.map_err(|e| failed(&e))?;
         let limit = self.config.max_response_size;
         let status = response.status().as_u16();
         let headers = std::mem::take(response.headers_mut());
@@ -545,11 +548,6 @@ fn never_sent(error: &Error) -> bool {
     }
 }
 
-fn is_connect_timeout(outcome: &Result<Response>) -> bool {
-    matches!(outcome, Err(e) if never_sent(e))
-}
-
-const MAX_RETRY_AFTER: Duration = Duration::from_secs(60);
 /// An attempt with less time than this left before the deadline is not started.
 const MIN_ATTEMPT: Duration = Duration::from_millis(50);
 const CONNECT_TIMEOUT: &str = "connect timeout";
