@@ -163,3 +163,39 @@ def test_total_timeout_from_env(server: FakeServer, monkeypatch: pytest.MonkeyPa
     monkeypatch.setenv("RP_TEST_TOTAL_TIMEOUT", "-1")
     with pytest.raises(rp.ConfigurationError, match="total_timeout"):
         rp.AsyncClient.from_env(prefix="RP_TEST_")
+
+
+BAD_BUNDLE = """
+import sys
+import recurring_payments as rp
+cls = rp.Client if sys.argv[1] == "sync" else rp.AsyncClient
+settings = dict(credentials=rp.AppCredentials("a", "s"), profile="https://x/alps")
+for path in sys.argv[2:]:
+    for _ in range(2):
+        try:
+            cls("https://api.example", verify=path, **settings)
+        except rp.ConfigurationError as err:
+            print("refused:", "CA bundle" in str(err))
+cls("https://api.example", **settings)  # the pools' registry still usable
+print("built")
+"""
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_bad_ca_bundle_is_refused_and_later_clients_still_build(tmp_path: Any, kind: str) -> None:
+    # In a child with a time limit: the failed build deadlocked on the pools' registry, and
+    # every later client of the process hung with it.
+    import subprocess
+    import sys
+
+    not_pem = tmp_path / "hostname"
+    not_pem.write_text("not a certificate\n")
+    paths = [str(tmp_path / "missing.pem"), str(tmp_path), str(not_pem)]
+    done = subprocess.run(
+        [sys.executable, "-c", BAD_BUNDLE, kind, *paths],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n") == ["refused: True"] * 6 + ["built", ""]

@@ -163,9 +163,10 @@ fn lease_for(config: &TransportConfig) -> Result<Arc<PoolLease>> {
     if let Some(lease) = pools.get(&key).and_then(|p| p.lease.upgrade()) {
         return Ok(lease);
     }
-    let lease = Arc::new(PoolLease { key: key.clone() });
-    // Build the pool now so a bad CA bundle fails at construction.
+    // Build the pool now so a bad CA bundle fails at construction; before the lease, whose
+    // drop takes the registry's lock that this thread holds (a failure here deadlocked).
     let client = build_client(config)?;
+    let lease = Arc::new(PoolLease { key: key.clone() });
     pools.insert(
         key,
         Pool {
@@ -653,6 +654,27 @@ pub fn invalid_header_value() -> Error {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bad_ca_bundle_fails_at_construction_and_the_registry_stays_usable() {
+        let config = |verify| TransportConfig {
+            timeout: Duration::from_secs(30),
+            connect_timeout: Duration::from_secs(10),
+            retries: 0,
+            max_response_size: 1 << 20,
+            verify,
+            user_agent: "test".into(),
+        };
+        // On a thread: the registry's lock, held by the failing build, deadlocked the caller.
+        let (done, outcome) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let bad = || Transport::new(config(Verify::CaBundle("/nonexistent/ca.pem".into())));
+            let refused = [bad(), bad()].map(|r| matches!(r, Err(Error::Configuration(_))));
+            let _ = done.send((refused, Transport::new(config(Verify::Off)).is_ok()));
+        });
+        let outcome = outcome.recv_timeout(Duration::from_secs(20));
+        assert_eq!(outcome.expect("deadlocked"), ([true, true], true));
+    }
 
     #[test]
     fn backoff_grows_and_is_capped() {
