@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import builtins
 
 import pytest
@@ -31,6 +32,29 @@ def test_client_and_server_errors(server: FakeServer, client: rp.Client) -> None
     with pytest.raises(rp.ServerError):
         client.get("/boom")
     assert client.get("/").status == 200
+
+
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_long_error_body_is_kept_whole(server: FakeServer, kind: str) -> None:
+    # A validation error listing many fields: it was cut at 64 KiB, and with it `.json`,
+    # `.code` and `.message`.
+    problems = [{"field": f"items[{i}].amount", "error": "must be positive"} for i in range(2000)]
+    body = {"code": 4711, "message": "mandate rejected", "problems": problems}
+    server.route("POST", "/mandates", lambda request: (422, body))
+    if kind == "sync":
+        with server.client() as client, pytest.raises(rp.ClientError) as caught:
+            client.post("/mandates", {})
+    else:
+
+        async def post() -> None:
+            async with server.async_client() as client:
+                await client.post("/mandates", {})
+
+        with pytest.raises(rp.ClientError) as caught:
+            asyncio.run(post())
+    err = caught.value
+    assert len(err.body) > 100_000 and err.json == body
+    assert (err.code, err.message) == (4711, "mandate rejected")
 
 
 def test_get_is_retried_on_503(server: FakeServer) -> None:

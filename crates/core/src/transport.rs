@@ -76,7 +76,9 @@ impl Response {
             method: method.to_owned(),
             url: self.url.to_string(),
             headers: self.header_pairs(),
-            body: self.body_text(64 * 1024),
+            // Whole (it is in memory already, within `max_response_size`): a cut at 64 KiB
+            // left a long validation error's `.json`, `.code` and `.message` as None.
+            body: String::from_utf8_lossy(&self.body).into_owned(),
             authentication,
         }))
     }
