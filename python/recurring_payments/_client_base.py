@@ -113,6 +113,7 @@ class _ClientBase:
         # Nothing is stored before every check passed: repr() of a client whose constructor
         # raised (or of a subclass asking before calling us) shows no unchecked value.
         settings: _settings.Settings
+        failed: Error | None = None
         try:
             settings = _settings.check(
                 base_url=base_url,
@@ -131,11 +132,7 @@ class _ClientBase:
                 telemetry=telemetry,
                 token_store=token_store,
             )
-            if not isinstance(credentials, (AppCredentials, AdminCredentials)):
-                raise ConfigurationError(
-                    "credentials must be AppCredentials or AdminCredentials, "
-                    f"not {type(credentials).__name__}"
-                )
+            _settings.check_credentials(credentials)
             native = _core.NativeClient(
                 settings.base_url,
                 credentials=credentials,
@@ -154,12 +151,22 @@ class _ClientBase:
                 token_store=settings.token_store,
             )
         except Error as err:
+            failed = err.with_traceback(None)
+        except (TypeError, ValueError, OverflowError) as err:
+            # A value the checks let through and the native layer refused: its error may quote
+            # the value (a UnicodeEncodeError holds the whole string), so only its kind is kept,
+            # and it is raised below, outside this block, so as not to chain to it.
+            failed = ConfigurationError(
+                f"a setting the native client cannot take ({type(err).__name__}); "
+                "the value is not shown"
+            )
+        if failed is not None:
             # Error trackers capture the locals of every frame of a traceback: forget the
             # arguments (base_url may hold a password, headers an API key, credentials a
             # secret) and drop the frames of the checks, which held them too.
             base_url = credentials = headers = token_store = None  # type: ignore[assignment]
             settings = None  # type: ignore[assignment]
-            raise err.with_traceback(None) from None
+            raise failed from None
         self._base_url = settings.base_url
         self._profile = settings.profile
         self._credentials = credentials

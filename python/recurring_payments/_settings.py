@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ._credentials import AdminCredentials, AppCredentials
 from .errors import ConfigurationError
 
 # Sane upper bounds: past them a value is a unit mistake (milliseconds given as seconds), and
@@ -27,6 +28,9 @@ MAX_RESPONSE_SIZE = 2**40
 _TOKEN = re.compile(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 _SCHEME = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*:")
+# A lone surrogate: what os.environ and os.fsdecode make of a byte that is not UTF-8. The
+# native layer takes UTF-8 only, and Python's UnicodeEncodeError would carry the whole value.
+_SURROGATE = re.compile("[\ud800-\udfff]")
 # Headers the client owns (protocol, auth, framing); each has its own setting or none.
 _RESERVED_HEADERS = {
     "authorization": "the client sends the bearer token itself",
@@ -105,6 +109,32 @@ def check(
     )
 
 
+def check_credentials(value: object) -> AppCredentials | AdminCredentials:
+    """``AppCredentials`` or ``AdminCredentials`` whose every field is text the native layer
+    can take; a field is named, never quoted (it may be the secret)."""
+    if not isinstance(value, (AppCredentials, AdminCredentials)):
+        raise ConfigurationError(
+            f"credentials must be AppCredentials or AdminCredentials, not {type(value).__name__}"
+        )
+    for name in value.__slots__:
+        field = getattr(value, name)
+        if not isinstance(field, str):
+            raise ConfigurationError(
+                f"credentials: {name} must be a str, not {type(field).__name__}"
+            )
+        _check_utf8(f"credentials: {name}", field)
+    return value
+
+
+def _check_utf8(name: str, value: str) -> str:
+    if _SURROGATE.search(value):
+        raise ConfigurationError(
+            f"{name} holds a byte that is not UTF-8 (as os.environ keeps one it cannot decode); "
+            "the value is not shown"
+        )
+    return value
+
+
 def check_base_url(value: object) -> str:
     """An ``http(s)://`` URL without userinfo; the URL is never quoted (it may hold a password).
 
@@ -113,6 +143,7 @@ def check_base_url(value: object) -> str:
     """
     if not isinstance(value, str):
         raise ConfigurationError(f"base_url must be a str, not {type(value).__name__}")
+    _check_utf8("base_url", value)
     if _CONTROL.search(value) or value != value.strip() or " " in value:
         raise ConfigurationError("base_url must not contain spaces or control characters")
     scheme = _SCHEME.match(value)
@@ -164,7 +195,7 @@ def _check_bool(name: str, value: object) -> bool:
 def _check_text(name: str, value: str) -> str:
     if _CONTROL.search(value):
         raise ConfigurationError(f"{name} must not contain control characters")
-    return value
+    return _check_utf8(name, value)
 
 
 def _check_profile(value: object) -> str:
@@ -189,7 +220,7 @@ def _check_verify(value: object) -> bool | str:
     if isinstance(value, (str, os.PathLike)):
         path = os.fspath(value)
         if isinstance(path, str) and path and not _CONTROL.search(path):
-            return path
+            return _check_utf8("verify", path)
         raise ConfigurationError("verify must be True, False or a CA bundle path")
     raise ConfigurationError(
         f"verify must be True, False or a CA bundle path, not {type(value).__name__}"
@@ -237,7 +268,7 @@ def _check_headers(value: object) -> list[tuple[str, str]]:
             raise ConfigurationError(
                 f"headers: the value of {name!r} must not contain control characters"
             )
-        pairs.append((name, text))
+        pairs.append((name, _check_utf8(f"headers: the value of {name!r}", text)))
     return pairs
 
 
@@ -259,7 +290,7 @@ def check_token_store(value: object) -> str | None:
         )
     if _CONTROL.search(value) or value != value.strip() or " " in value:
         raise ConfigurationError("token_store must not contain spaces or control characters")
-    return value
+    return _check_utf8("token_store", value)
 
 
 def parse_env_seconds(variable: str, text: str) -> float:

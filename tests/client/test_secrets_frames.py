@@ -10,6 +10,7 @@ What a tracker captures is modelled as Sentry's serializer does it: strings, byt
 from __future__ import annotations
 
 import os
+import pickle
 import types
 from collections.abc import Iterator, Mapping
 from typing import Any
@@ -103,6 +104,9 @@ BROKEN_ENV = [
     ("plain http to a remote host (native client)", "RP_T_BASE_URL", "http://api.example/"),
     ("base_url with a password", "RP_T_BASE_URL", f"https://u:{URL_PASSWORD}@api.example/"),
     ("app name with ':' (native client)", "RP_T_APP_NAME", "shop:app"),
+    # A byte the environment could not decode (os.environ keeps it as a lone surrogate): the
+    # native client's UnicodeEncodeError held the whole secret, in its message and `.object`.
+    ("app secret not UTF-8 (constructor)", "RP_T_APP_SECRET", APP_SECRET + "\udcff"),
 ]
 
 
@@ -161,6 +165,41 @@ def test_the_constructor_drops_a_refused_base_url_and_header_values(
             headers={"X-Api-Key": key},
         )
     assert_no_secret_in_frames(caught.value, key, APP_SECRET)
+
+
+NOT_UTF8 = "\udcff"  # what os.environ and os.fsdecode make of the byte 0xff
+
+
+@pytest.mark.parametrize("cls", CLASSES, ids=["sync", "async"])
+def test_a_setting_the_native_client_cannot_take_is_refused_without_quoting_it(
+    server: FakeServer, cls: type[rp.Client]
+) -> None:
+    key = "header-api-k3y"
+    good: dict[str, Any] = {
+        "credentials": rp.AppCredentials("shop-app", APP_SECRET),
+        "profile": server.profile,
+        "headers": {"X-Api-Key": key},
+    }
+    admin = rp.AdminCredentials("democreditor", "admin", PASSWORD + NOT_UTF8)
+    bad: list[tuple[str, dict[str, Any]]] = [
+        ("app_secret", {"credentials": rp.AppCredentials("shop-app", APP_SECRET + NOT_UTF8)}),
+        ("password", {"credentials": admin}),
+        ("app_secret must be a str", {"credentials": rp.AppCredentials("shop-app", 12345)}),  # type: ignore[arg-type]
+        ("login must be a str", {"credentials": rp.AdminCredentials("c", None, PASSWORD)}),  # type: ignore[arg-type]
+        ("X-Api-Key", {"headers": {"X-Api-Key": key + NOT_UTF8}}),
+        ("token_store", {"token_store": f"redis://:{URL_PASSWORD}{NOT_UTF8}@127.0.0.1:9/0"}),
+        ("verify", {"verify": "/etc/ssl/" + NOT_UTF8}),
+        ("profile", {"profile": server.profile + NOT_UTF8}),
+    ]
+    for expected, change in bad:
+        with pytest.raises(rp.ConfigurationError, match=expected) as caught:
+            cls(server.base_url, **{**good, **change})
+        assert_no_secret_in_frames(caught.value, APP_SECRET, PASSWORD, key, URL_PASSWORD)
+        pickled = pickle.dumps(caught.value)
+        assert all(s.encode() not in pickled for s in (APP_SECRET, PASSWORD, key, URL_PASSWORD))
+    with pytest.raises(rp.ConfigurationError, match="base_url") as caught:
+        cls(server.base_url + "/" + URL_PASSWORD + NOT_UTF8, **good)
+    assert_no_secret_in_frames(caught.value, URL_PASSWORD, key, APP_SECRET)
 
 
 LEAKY = """
