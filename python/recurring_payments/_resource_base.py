@@ -276,7 +276,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         'http://127.0.0.1:.../creditors/democreditor'
         """
         link = _only_link(self._doc, "self")
-        return None if link is None else self._session.resolve(link["href"])
+        return None if link is None else self._link_url(link, "self")
 
     @property
     def status(self) -> int | None:
@@ -323,7 +323,16 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         link = _only_link(self._doc, "self", strict=True)
         if link is None:
             raise LinkNotFoundError("this resource has no 'self' link to fetch")
-        return self._session.resolve(link["href"])
+        return self._link_url(link, "self")
+
+    def _link_url(self, link: Mapping[str, Any], rel: str) -> str:
+        """The absolute URL that calling this link with no variables addresses: a templated
+        ``self`` or ``next`` (Spring Data REST's ``/people{?page,size}``) is expanded, not
+        sent with its braces."""
+        href = link["href"]
+        if link.get("templated") is True:
+            return self._session.expand(href, {}, True, rel)
+        return self._session.resolve(href)
 
     def _single_link(self, rel: str) -> L:
         link = self.links[rel]
@@ -341,7 +350,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         following = _only_link(self._doc, "next", strict=True)
         if following is None:
             return None
-        url = self._session.resolve(following["href"])
+        url = self._link_url(following, "next")
         if url in seen:
             raise ProtocolError(f"pagination loops back to {url}", method="GET", url=url)
         seen.add(url)

@@ -126,6 +126,52 @@ async def test_url_and_fetch_use_a_self_array_of_one_async(
         await two.fetch()
 
 
+# --- templated `self` and `next` links (Spring Data REST pages) -------------------------------
+
+
+def test_templated_self_and_next_are_expanded_not_sent_as_templates(
+    server: FakeServer, client: rp.Client
+) -> None:
+    # Before, `url`, `fetch()` and `pages()` sent the href as it is, braces and all.
+    server.add_resource(
+        "/people",
+        {
+            "n": 0,
+            "_links": {
+                "self": {"href": "/people{?size,sort}", "templated": True},
+                "next": {"href": "/people/2{?size,sort}", "templated": True},
+            },
+        },
+    )
+    server.add_resource("/people/2", {"n": 1, "_links": {"self": {"href": "/people/2"}}})
+    first = client.get("/people")
+    assert first.url == server.base_url + "/people"
+    assert first.fetch()["n"] == 0
+    assert [p["n"] for p in first.pages()] == [0, 1]
+    assert [r.path for r in api_requests(server)] == ["/people", "/people", "/people/2"]
+
+
+@pytest.mark.asyncio
+async def test_templated_self_and_next_are_expanded_not_sent_as_templates_async(
+    server: FakeServer, aclient: rp.AsyncClient
+) -> None:
+    server.add_resource(
+        "/people",
+        {
+            "n": 0,
+            "_links": {
+                "self": {"href": "/people{?size,sort}", "templated": True},
+                "next": {"href": "/people/2{?size,sort}", "templated": True},
+            },
+        },
+    )
+    server.add_resource("/people/2", {"n": 1, "_links": {"self": {"href": "/people/2"}}})
+    first = await aclient.get("/people")
+    assert first.url == server.base_url + "/people"
+    assert (await first.fetch())["n"] == 0
+    assert [p["n"] async for p in first.pages()] == [0, 1]
+
+
 # --- CURIEs: embedded resources inherit those of the resources that embed them ---------------
 
 EX = "https://x.example/rels/{rel}"
