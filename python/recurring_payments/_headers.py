@@ -47,6 +47,8 @@ class Headers(Mapping[str, str]):
         return items
 
     def __getitem__(self, name: str) -> str:
+        if not isinstance(name, str):  # only str names exist (Mapping.get(1) gives its default)
+            raise KeyError(name)
         return self._map()[name.lower()]
 
     def __contains__(self, name: object) -> bool:

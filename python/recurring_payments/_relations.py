@@ -72,7 +72,15 @@ class RelationMap(Mapping[str, V]):
         built = self._built.get(name)
         if built is not None:
             return list(built) if isinstance(built, list) else built  # type: ignore[return-value]
-        return self._full(name if name in self._raw else self._names.resolve(name))
+        if name in self._raw:
+            return self._full(name)
+        if not isinstance(name, str):  # only str keys exist (Mapping.get(1) gives its default)
+            raise KeyError(name)
+        try:
+            rel = self._names.resolve(name)
+        except UnicodeEncodeError:  # a lone surrogate: no relation has one
+            raise LinkNotFoundError(f"no relation {name!r} in this resource") from None
+        return self._full(rel)
 
     def __contains__(self, name: object) -> bool:
         if not isinstance(name, str):
@@ -81,7 +89,7 @@ class RelationMap(Mapping[str, V]):
             return True
         try:
             return self._names.find(name) is not None
-        except LinkNotFoundError:
+        except (LinkNotFoundError, UnicodeEncodeError):
             return False
 
     def __iter__(self) -> Iterator[str]:

@@ -238,17 +238,20 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         # embedded make `get_foo` ambiguous too. A rel in both is the link.
         # LinkNotFoundError (with a did-you-mean) when none or ambiguous.
         doc = self._doc
-        if type(doc) is _Document:  # a response's: looked up by the core, nothing converted
-            session = self._session
-            rel, is_link, href, templated = session.rels.attribute(doc, self._inherited, name)
-            if href is not None and self._links is None:
-                # Built without the link map, which takes it in when made (`links`).
-                link = self._link_type._plain(session, rel, href, templated)
-                attributes[name] = link
-                return link
-        else:
-            rel = self._all_relations().resolve_attribute(name)
-            is_link = rel in self.links._raw
+        try:
+            if type(doc) is _Document:  # a response's: looked up by the core, nothing converted
+                session = self._session
+                rel, is_link, href, templated = session.rels.attribute(doc, self._inherited, name)
+                if href is not None and self._links is None:
+                    # Built without the link map, which takes it in when made (`links`).
+                    link = self._link_type._plain(session, rel, href, templated)
+                    attributes[name] = link
+                    return link
+            else:
+                rel = self._all_relations().resolve_attribute(name)
+                is_link = rel in self.links._raw
+        except UnicodeEncodeError:  # a lone surrogate (getattr(res, "x\udc80")): no rel has one
+            raise LinkNotFoundError(f"no relation {name!r} in this resource") from None
         value = self.links._full(rel) if is_link else self.embedded._full(rel)
         if not isinstance(value, list):  # an array is a new list on each read
             attributes[name] = value

@@ -70,6 +70,19 @@ def test_mapping_protocol_over_the_state(demo_client: rp.Client) -> None:
     assert "_links" in whole and whole["reference"] == "democreditor"
 
 
+def test_keys_no_document_can_hold_are_simply_absent(demo_client: rp.Client) -> None:
+    # A lone surrogate (what os.fsdecode makes of a stray byte) or a non-str key: before,
+    # UnicodeEncodeError, TypeError or AttributeError escaped `get`, `in` and `hasattr`.
+    creditor = demo_client.get_creditors(reference="democreditor")
+    for key in ("\ud800", "x\udc80", 1, None):
+        assert creditor.get(key) is None and key not in creditor  # type: ignore[call-overload]
+        for mapping in (creditor.links, creditor.embedded, creditor.headers):
+            assert mapping.get(key, "absent") == "absent" and key not in mapping  # type: ignore[call-overload]
+    assert not hasattr(creditor, "x\udc80")
+    with pytest.raises(rp.LinkNotFoundError):
+        getattr(creditor, "get_\ud800")
+
+
 def test_attribute_access_is_for_relations_only(demo_client: rp.Client) -> None:
     creditor = demo_client.get_creditors(reference="democreditor")
     with pytest.raises(rp.LinkNotFoundError) as caught:

@@ -121,9 +121,10 @@ impl Document {
     }
 
     fn find(&self, name: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
-        match name.cast::<PyString>() {
-            Ok(name) => Ok(self.doc.find(name.to_str()?)),
-            Err(_) => Ok(None), // only str keys exist
+        // Only str keys exist, and none with a lone surrogate (the body is UTF-8).
+        match name.cast::<PyString>().map(|name| name.to_str()) {
+            Ok(Ok(name)) => Ok(self.doc.find(name)),
+            _ => Ok(None),
         }
     }
 }
@@ -300,10 +301,11 @@ impl Links {
     }
 
     fn find(&self, rel: &Bound<'_, PyAny>) -> PyResult<Option<&LinkEntry>> {
-        let Ok(rel) = rel.cast::<PyString>() else {
-            return Ok(None); // only str keys exist
+        // Only str keys exist, and none with a lone surrogate (the body is UTF-8).
+        let Ok(Ok(rel)) = rel.cast::<PyString>().map(|rel| rel.to_str()) else {
+            return Ok(None);
         };
-        Ok(self.entry(rel.to_str()?))
+        Ok(self.entry(rel))
     }
 
     fn value<'py>(&self, py: Python<'py>, entry: &LinkEntry) -> PyResult<Bound<'py, PyAny>> {
