@@ -47,6 +47,18 @@ def test_a_content_type_that_is_not_json(server: FakeServer, client: rp.Client) 
     assert "hello" in str(caught.value)  # the start of the body is quoted
 
 
+@pytest.mark.parametrize("value", ["application/json, text/html", "application/hal+json; x"])
+def test_a_content_type_that_is_not_one_media_type_is_quoted(
+    server: FakeServer, client: rp.Client, value: str
+) -> None:
+    # Before: "got no content type", though the header was there.
+    server.respond_next(b"{}", headers={"Content-Type": value}, path="/odd")
+    with pytest.raises(rp.ProtocolError) as caught:
+        client.get("/odd")
+    assert f"not a media type: {value!r}".replace("'", '"') in str(caught.value)
+    assert caught.value.headers["content-type"] == value
+
+
 def test_bad_hal_shapes_are_protocol_errors(server: FakeServer, client: rp.Client) -> None:
     bad = {
         "/links-list": {"_links": []},

@@ -547,14 +547,14 @@ fn check_success(method: &str, response: Response) -> Result<Response> {
     {
         return Ok(response);
     }
-    let media = content_type
-        .and_then(media::parse)
-        .map(|m| m.essence)
-        .unwrap_or_default();
-    let shown = if media.is_empty() {
-        "no content type".to_owned()
-    } else {
-        format!("content type {media:?}")
+    let shown = match (content_type, content_type.and_then(media::parse)) {
+        (None, _) => "no content type".to_owned(),
+        (Some(_), Some(media)) => format!("content type {:?}", media.essence),
+        // Present but not one media type (`application/json, text/html`): quoted, shortened.
+        (Some(raw), None) => format!(
+            "a Content-Type that is not a media type: {:?}",
+            raw.chars().take(80).collect::<String>()
+        ),
     };
     Err(Error::Protocol {
         method: Some(method.to_owned()),
