@@ -209,6 +209,56 @@ def test_a_timeout_is_an_error_span(
         caller.close()
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_2xx_that_is_no_document_is_an_error_span(
+    kind: str, server: FakeServer, spans: InMemorySpanExporter
+) -> None:
+    # The attempt got its answer, and the call failed on it (ProtocolError): the span said
+    # nothing had gone wrong (status UNSET, no error.type).
+    caller = Caller(server, kind, retries=0)
+    faults = [
+        lambda: server.malformed_next(path="/things/1"),
+        lambda: server.respond_next(
+            b"<p>", headers={"Content-Type": "text/html"}, path="/things/1"
+        ),
+        lambda: server.respond_next(b"", status=200, path="/things/1"),
+    ]
+    try:
+        caller(lambda c: c.root())
+        for fault in faults:
+            fault()
+            spans.clear()
+            with pytest.raises(rp.ProtocolError):
+                caller(lambda c: c.get("/things/1"))
+            (get,) = client_spans(spans)
+            assert get.attributes["http.response.status_code"] == 200
+            assert get.attributes["error.type"] == "ProtocolError"
+            assert get.status.status_code == StatusCode.ERROR
+        spans.clear()
+        assert caller(lambda c: c.get("/things/1"))[0]["id"] == 1  # and a good one is not
+        (get,) = client_spans(spans)
+        assert "error.type" not in get.attributes and get.status.status_code == StatusCode.UNSET
+    finally:
+        caller.close()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_token_response_that_is_no_token_is_an_error_span(
+    kind: str, server: FakeServer, spans: InMemorySpanExporter
+) -> None:
+    caller = Caller(server, kind, retries=0)
+    try:
+        server.malformed_next(path="/oauth/token")
+        with pytest.raises(rp.ProtocolError):
+            caller(lambda c: c.root())
+        (token,) = client_spans(spans)
+        assert token.attributes["url.full"].endswith("/oauth/token")
+        assert token.attributes["error.type"] == "ProtocolError"
+        assert token.status.status_code == StatusCode.ERROR
+    finally:
+        caller.close()
+
+
 @pytest.fixture
 def elsewhere() -> Iterator[FakeServer]:
     with FakeServer() as other:

@@ -39,6 +39,18 @@ pub fn error_kind(error: &Error) -> &'static str {
     }
 }
 
+/// A call that failed on the answer its last attempt got (a 2xx that is no JSON document, a
+/// bad token response, one redirect too many): that attempt failed too, for its span (status
+/// ERROR, `error.type` `ProtocolError`) and its log line. Other failures are their attempt's own.
+pub fn fail_last(log: &mut [Attempt], error: &Error) {
+    if let (Error::Protocol { .. }, Some(last)) = (error, log.last_mut()) {
+        if last.error.is_none() {
+            last.error = Some(error.to_string());
+            last.error_kind = Some(error_kind(error));
+        }
+    }
+}
+
 /// The attempts in `log` were sent to the token endpoint.
 pub fn mark_token_requests(log: &mut [Attempt]) {
     for attempt in log {

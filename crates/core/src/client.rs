@@ -188,6 +188,9 @@ impl Client {
             Err(_) => Err(deadline.exceeded("POST", self.token_url.as_str(), false)),
         };
         attempts::count_resends(log);
+        if let Err(error) = &outcome {
+            attempts::fail_last(log, error);
+        }
         outcome
     }
 
@@ -217,6 +220,9 @@ impl Client {
             }
         };
         attempts::count_resends(log);
+        if let Err(error) = &outcome {
+            attempts::fail_last(log, error);
+        }
         // A failure after a POST/PATCH of this call was processed (answered by 301/302/303):
         // the call's outcome is unknown to the caller even though this hop was a GET (§8). A
         // failure of the write itself keeps the transport's verdict (written or never sent).

@@ -10,8 +10,10 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
+use rp_core::attempts;
 use rp_core::auth::{Credentials, StoreEvent};
 use rp_core::client::{Client, ClientConfig};
+use rp_core::error::Error;
 use rp_core::request::{Prepared, Request};
 use rp_core::runtime::block_on_here;
 use rp_core::transport::{Attempt, Driver, Response, Verify};
@@ -184,14 +186,15 @@ impl NativeClient {
         let request = prepare(
             &core, method, href, variables, body, templated, name, if_match, headers,
         )?;
-        let method_name = request.method.to_string();
         // Only a recorder reads the template (telemetry off: nothing copied).
         let template = recorder.as_ref().and(request.template.clone());
         let (outcome, log, store_log) = wait(py, async move {
             let (mut log, mut store_log) = (Vec::new(), Vec::new());
-            let driver = Driver::ThisThread;
-            let outcome = core.send(request, driver, &mut log, &mut store_log);
-            (outcome.await, log, store_log)
+            let method = request.method.clone();
+            let outcome = core.send(request, Driver::ThisThread, &mut log, &mut store_log);
+            let outcome = outcome.await;
+            let parsed = outcome.and_then(|r| parse_response(method.as_str(), r, &mut log));
+            (parsed, log, store_log)
         })?;
         let recorder = recorder.as_ref();
         observe(
@@ -201,7 +204,7 @@ impl NativeClient {
             &log,
             &store_log,
         );
-        Ok(response_tuple(py, &method_name, outcome?)?)
+        Ok(response_tuple(py, outcome?)?)
     }
 
     /// Like `authenticate`, as an awaitable (call it from a coroutine of the running loop), and
@@ -367,30 +370,54 @@ fn log_store_events(logger: &Bound<'_, PyAny>, events: &[StoreEvent]) {
     }
 }
 
-pub(crate) fn response_tuple<'py>(
-    py: Python<'py>,
+/// A response with its body parsed: in the request's future, without the GIL, so that a body
+/// that is no document fails its attempt before the attempts are observed (`fail_last`).
+pub(crate) struct Parsed {
+    status: u16,
+    headers: reqwest::header::HeaderMap,
+    document: Option<document::Document>,
+}
+
+pub(crate) fn parse_response(
     method: &str,
     mut response: Response,
-) -> PyResult<Bound<'py, PyTuple>> {
-    let document: Bound<'py, PyAny> = if response.body.is_empty() {
-        py.None().into_bound(py)
+    log: &mut [Attempt],
+) -> Result<Parsed, Error> {
+    let document = if response.body.is_empty() {
+        None
     } else {
         // The URL and the header pairs only for the error: most bodies parse.
-        let document = document::parse(std::mem::take(&mut response.body)).map_err(|e| {
+        let parsed = document::parse(std::mem::take(&mut response.body)).map_err(|e| {
             let (url, pairs) = (response.url.as_str(), response.header_pairs());
-            to_py(
-                e.with_request(method, url)
-                    .with_response(response.status, pairs),
-            )
-        })?;
-        document.into_python(py)?
+            e.with_request(method, url)
+                .with_response(response.status, pairs)
+        });
+        match parsed {
+            Ok(document) => Some(document),
+            Err(error) => {
+                attempts::fail_last(log, &error);
+                return Err(error);
+            }
+        }
+    };
+    Ok(Parsed {
+        status: response.status,
+        headers: response.headers,
+        document,
+    })
+}
+
+pub(crate) fn response_tuple(py: Python<'_>, parsed: Parsed) -> PyResult<Bound<'_, PyTuple>> {
+    let document = match parsed.document {
+        Some(document) => document.into_python(py)?,
+        None => py.None().into_bound(py),
     };
     // The headers as they came: `Headers` reads them on first use (most are never read).
-    let headers = convert::ResponseHeaders::from(response.headers);
+    let headers = convert::ResponseHeaders::from(parsed.headers);
     PyTuple::new(
         py,
         [
-            response.status.into_pyobject(py)?.into_any(),
+            parsed.status.into_pyobject(py)?.into_any(),
             crate::untracked::new_untracked(py, headers)?.into_any(),
             document,
         ],

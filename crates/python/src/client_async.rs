@@ -4,21 +4,20 @@
 use std::sync::Arc;
 
 use pyo3::prelude::*;
-use reqwest::Method;
 
 use rp_core::auth::{StoreEvent, Token as CoreToken};
 use rp_core::client::Client;
 use rp_core::error::Error;
 use rp_core::request::Prepared;
-use rp_core::transport::{Attempt, Driver, Response};
+use rp_core::transport::{Attempt, Driver};
 
 use super::aio;
-use super::client::{observe, response_tuple};
+use super::client::{observe, parse_response, response_tuple, Parsed};
 use super::token::PyToken;
 use crate::errors::to_py;
 
 enum Reply {
-    Response(Method, Box<Response>),
+    Response(Box<Parsed>),
     Token(Arc<CoreToken>),
 }
 
@@ -47,9 +46,7 @@ impl<'py> IntoPyObject<'py> for Completion {
             &self.store_log,
         );
         match self.outcome.map_err(to_py)? {
-            Reply::Response(method, response) => {
-                Ok(response_tuple(py, method.as_str(), *response)?.into_any())
-            }
+            Reply::Response(parsed) => Ok(response_tuple(py, *parsed)?.into_any()),
             Reply::Token(inner) => Ok(Bound::new(py, PyToken::from(inner))?.into_any()),
         }
     }
@@ -76,11 +73,12 @@ pub(crate) fn send<'py>(
         let outcome = core
             .send(request, Driver::Shared, &mut log, &mut store_log)
             .await;
+        let parsed = outcome.and_then(|r| parse_response(method.as_str(), r, &mut log));
         Ok(Completion {
             observers,
             log,
             store_log,
-            outcome: outcome.map(|response| Reply::Response(method, Box::new(response))),
+            outcome: parsed.map(|parsed| Reply::Response(Box::new(parsed))),
         })
     })
 }
