@@ -7,6 +7,7 @@ import logging
 import math
 import multiprocessing
 import os
+import threading
 import time
 from collections.abc import Iterator
 from typing import Any
@@ -172,6 +173,62 @@ def test_a_dead_lock_holder_is_taken_over(server: FakeServer, redis: RedisServer
     assert len(server.token_requests) == 1
     assert waited >= 0.5  # it waited for the holder, then took over
     assert len(store_keys(redis)) == 1
+
+
+def test_a_dead_holder_is_taken_over_by_one_client_of_many(
+    server: FakeServer, redis: RedisServer
+) -> None:
+    # Each waiter gave up `timeout` after it began waiting and fetched on its own: the many
+    # waiters of a dead holder all fetched a few ms after its lock expired (2 to 6 token
+    # requests). Clients of one process with a store are fleet members like processes.
+    with server.client(token_store=redis.url) as first:
+        first.root()
+    (key,) = store_keys(redis)
+    redis.command("DEL", key)
+    redis.command("SET", key + b":lock", "dead-holder", "PX", 1500)
+    server.clear_requests()
+    clients = [server.client(token_store=redis.url, timeout=1.5) for _ in range(6)]
+    errors: list[BaseException] = []
+
+    def call(client: rp.Client) -> None:
+        try:
+            client.root()
+        except BaseException as err:  # reported below, on the test's thread
+            errors.append(err)
+
+    threads = [threading.Thread(target=call, args=(c,)) for c in clients]
+    try:
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(timeout=30)
+        assert errors == []
+        assert len(server.token_requests) == 1
+        assert len({c.token.jti for c in clients if c.token}) == 1
+    finally:
+        for c in clients:
+            c.close()
+
+
+def test_a_dead_holder_never_fails_a_call_whose_deadline_comes_first(
+    server: FakeServer, redis: RedisServer
+) -> None:
+    # The defaults: a lock lives for `timeout` (30 s), longer than a call (total_timeout 25 s,
+    # here 2 s). The call waited for the lock until its deadline and failed (TimeoutError).
+    # It gives the store half of its time, then fetches its own token.
+    with server.client(token_store=redis.url) as first:
+        first.root()
+    (key,) = store_keys(redis)
+    redis.command("DEL", key)
+    redis.command("SET", key + b":lock", "dead-holder", "PX", 30_000)
+    server.clear_requests()
+    with server.client(token_store=redis.url, total_timeout=2.0) as second:
+        started = time.monotonic()
+        assert second.root().status == 200
+        waited = time.monotonic() - started
+    assert 0.9 <= waited < 1.9
+    assert len(server.token_requests) == 1
+    assert len(store_keys(redis)) == 1  # stored for the fleet all the same
 
 
 def test_a_401_removes_the_stored_token_only_if_it_is_still_the_one(

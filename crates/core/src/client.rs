@@ -180,7 +180,7 @@ impl Client {
         let deadline = Deadline::after(self.total_timeout);
         let headers = extra_headers(headers)?;
         let cache = self.cache()?;
-        let renewal = cache.renew(store_log, || {
+        let renewal = cache.renew(store_log, deadline.at, || {
             self.fetch_token(&headers, driver, log, deadline)
         });
         let outcome = match tokio::time::timeout_at(deadline.backstop(), renewal).await {
@@ -210,7 +210,9 @@ impl Client {
         store_log: &mut Vec<StoreEvent>,
     ) -> Result<Response> {
         let deadline = Deadline::after(self.total_timeout);
+        // Named from the start: a call cut while it waits for its token names its request.
         let mut trace = Trace::default();
+        trace.aim(&request.method, &request.url);
         let call = self.follow_hops(request, driver, log, store_log, deadline, &mut trace);
         let outcome = match tokio::time::timeout_at(deadline.backstop(), call).await {
             Ok(outcome) => outcome,
@@ -269,7 +271,7 @@ impl Client {
             let token = if ours {
                 let token = self
                     .cache()?
-                    .get(self.leeway, store_log, || {
+                    .get(self.leeway, store_log, deadline.at, || {
                         self.fetch_token(&api_headers, driver, log, deadline)
                     })
                     .await
@@ -442,13 +444,20 @@ impl Default for Trace {
 }
 
 impl Trace {
-    fn enter(&mut self, hop: &Outgoing) {
-        self.method = match hop.method {
+    /// The request the call is about to send (nothing written yet).
+    fn aim(&mut self, method: &Method, url: &url::Url) {
+        self.method = match *method {
             Method::POST => "POST",
             Method::PATCH => "PATCH",
             _ => "GET",
         };
-        self.url = hop.url.to_string();
+        if self.url != url.as_str() {
+            self.url = url.to_string();
+        }
+    }
+
+    fn enter(&mut self, hop: &Outgoing) {
+        self.aim(&hop.method, &hop.url);
         self.writing = hop.method == Method::POST || hop.method == Method::PATCH;
     }
 

@@ -328,29 +328,37 @@ impl TokenCache {
     /// new flight this caller leads. A token a flight brought is used by all its waiters even
     /// when it is no longer fresh (`expires_in: 0`); only later callers start a new flight.
     /// `events` receives the store commands this caller sent (as leader).
+    /// `deadline`: when the caller's call must be over; the store is waited for during half of
+    /// what is left at most (`store::SharedTokens::obtain`).
     pub async fn get<F, Fut>(
         &self,
         leeway: f64,
         events: &mut Vec<StoreEvent>,
+        deadline: Instant,
         fetch: F,
     ) -> Result<Arc<Token>>
     where
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<Token>>,
     {
-        self.obtain(Some(leeway), events, fetch).await
+        self.obtain(Some(leeway), events, deadline, fetch).await
     }
 
     /// A new token whatever is cached (`client.authenticate()`). A flight already under way is
     /// joined rather than doubled: its answer is as good as a second request's (the
     /// server gives the same token while it is valid) and tells as much about the credentials.
     /// With a store, the new token is stored for the fleet.
-    pub async fn renew<F, Fut>(&self, events: &mut Vec<StoreEvent>, fetch: F) -> Result<Arc<Token>>
+    pub async fn renew<F, Fut>(
+        &self,
+        events: &mut Vec<StoreEvent>,
+        deadline: Instant,
+        fetch: F,
+    ) -> Result<Arc<Token>>
     where
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<Token>>,
     {
-        self.obtain(None, events, fetch).await
+        self.obtain(None, events, deadline, fetch).await
     }
 
     /// `leeway: None` ignores the cached token.
@@ -358,6 +366,7 @@ impl TokenCache {
         &self,
         leeway: Option<f64>,
         events: &mut Vec<StoreEvent>,
+        deadline: Instant,
         fetch: F,
     ) -> Result<Arc<Token>>
     where
@@ -382,7 +391,7 @@ impl TokenCache {
             Some(store) => {
                 let rejected = self.lock().rejected_sealed.clone();
                 store
-                    .obtain(leeway, rejected.as_deref(), fetch, events)
+                    .obtain(leeway, rejected.as_deref(), fetch, events, deadline)
                     .await
             }
         };
@@ -445,6 +454,11 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
+    /// A call's deadline that no test reaches.
+    fn far() -> Instant {
+        Instant::now() + Duration::from_secs(3600)
+    }
+
     fn token(expires_in: f64) -> Token {
         let body = format!(
             r#"{{"access_token":"abc","token_type":"bearer","expires_in":{expires_in},"scope":"api","jti":"j"}}"#
@@ -489,7 +503,7 @@ mod tests {
             let (cache, fetches) = (cache.clone(), fetches.clone());
             tasks.push(tokio::spawn(async move {
                 cache
-                    .get(30.0, &mut Vec::new(), || async {
+                    .get(30.0, &mut Vec::new(), far(), || async {
                         fetches.fetch_add(1, Ordering::SeqCst);
                         tokio::time::sleep(pause).await;
                         answer()
@@ -621,7 +635,7 @@ mod tests {
                         .enable_all()
                         .build()
                         .unwrap();
-                    runtime.block_on(cache.get(30.0, &mut Vec::new(), || async {
+                    runtime.block_on(cache.get(30.0, &mut Vec::new(), far(), || async {
                         fetches.fetch_add(1, Ordering::SeqCst);
                         tokio::time::sleep(Duration::from_millis(200)).await;
                         Err::<Token, _>(refused())
@@ -642,7 +656,7 @@ mod tests {
         let (leader_cache, leader_fetches) = (cache.clone(), fetches.clone());
         let leader = tokio::spawn(async move {
             leader_cache
-                .get(30.0, &mut Vec::new(), || async {
+                .get(30.0, &mut Vec::new(), far(), || async {
                     leader_fetches.fetch_add(1, Ordering::SeqCst);
                     std::future::pending::<Result<Token>>().await
                 })
@@ -698,7 +712,7 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         let renewed = cache
-            .renew(&mut Vec::new(), || async {
+            .renew(&mut Vec::new(), far(), || async {
                 fetches.fetch_add(1, Ordering::SeqCst);
                 Ok(token(960.0))
             })
@@ -709,7 +723,7 @@ mod tests {
         assert_eq!(fetches.load(Ordering::SeqCst), 1);
         // With no flight under way it fetches, whatever is cached.
         let renewed = cache
-            .renew(&mut Vec::new(), || async { Ok(token(960.0)) })
+            .renew(&mut Vec::new(), far(), || async { Ok(token(960.0)) })
             .await
             .unwrap();
         assert!(!Arc::ptr_eq(&renewed, &joined));
@@ -719,11 +733,11 @@ mod tests {
     async fn invalidate_only_drops_the_rejected_token() {
         let cache = TokenCache::default();
         let first = cache
-            .get(30.0, &mut Vec::new(), || async { Ok(token(960.0)) })
+            .get(30.0, &mut Vec::new(), far(), || async { Ok(token(960.0)) })
             .await
             .unwrap();
         let second = cache
-            .renew(&mut Vec::new(), || async { Ok(token(960.0)) })
+            .renew(&mut Vec::new(), far(), || async { Ok(token(960.0)) })
             .await
             .unwrap();
         cache.invalidate(&first, &mut Vec::new()).await;

@@ -35,6 +35,8 @@ const WARNING_INTERVAL: Duration = Duration::from_secs(60);
 /// First and longest pause between two looks at a renewal led by another process.
 const FIRST_POLL: Duration = Duration::from_millis(5);
 const LONGEST_POLL: Duration = Duration::from_millis(100);
+/// A bound for the discard after a 401, which the store's command timeout bounds already.
+const DISCARD_WAIT: Duration = Duration::from_secs(3600);
 
 /// The store settings of a client: parsed and derived once, shared by its processes.
 #[derive(Debug, Clone)]
@@ -91,19 +93,27 @@ impl SharedTokens {
     /// A token for the leader of this process's flight, and its sealed form when the store
     /// holds it. `leeway: None` (renew) fetches whatever the store holds. `rejected` is the
     /// sealed token a 401 refused here: never taken from the store again.
+    ///
+    /// `deadline` is the caller's call's: the store is waited for (a renewal led by another
+    /// process, slow commands) during half of what is left of it at most, the rest being for
+    /// the token request and the call's own request, and no command runs past it (§8, §10: the
+    /// store may make requests cheaper, never fail them).
     pub(super) async fn obtain<F, Fut>(
         &self,
         leeway: Option<f64>,
         rejected: Option<&[u8]>,
         fetch: F,
         events: &mut Vec<StoreEvent>,
+        deadline: Instant,
     ) -> Result<(Token, Option<Vec<u8>>)>
     where
         F: FnOnce() -> Fut,
         Fut: std::future::Future<Output = Result<Token>>,
     {
+        let now = Instant::now();
+        let patience = now + deadline.saturating_duration_since(now) / 2;
         let next = match leeway {
-            Some(leeway) => self.look(leeway, rejected, events).await,
+            Some(leeway) => self.look(leeway, rejected, events, patience).await,
             None => Next::Fetch {
                 save: true,
                 lock_id: None,
@@ -123,14 +133,14 @@ impl SharedTokens {
                 if let Ok(value) = self.sealer.seal(token) {
                     let ttl = Duration::from_secs_f64(ttl);
                     let stored = self.store.set(self.sealer.key(), value.clone(), ttl);
-                    if self.call("set", events, stored).await.is_ok() {
+                    if self.call("set", events, deadline, stored).await.is_ok() {
                         sealed = Some(value);
                     }
                 }
             }
         }
         if let Some(id) = lock_id {
-            self.unlock(&id, events).await;
+            self.unlock(&id, events, deadline).await;
         }
         outcome.map(|token| (token, sealed))
     }
@@ -141,10 +151,11 @@ impl SharedTokens {
         leeway: f64,
         rejected: Option<&[u8]>,
         events: &mut Vec<StoreEvent>,
+        until: Instant,
     ) -> std::result::Result<Option<(Token, Vec<u8>)>, ()> {
         let stored = self.store.get(self.sealer.key());
         Ok(self
-            .call("get", events, stored)
+            .call("get", events, until, stored)
             .await?
             .filter(|sealed| Some(sealed.as_slice()) != rejected)
             .and_then(|sealed| {
@@ -154,50 +165,53 @@ impl SharedTokens {
     }
 
     /// Release our renewal lock (only if it is still ours: it may have expired and been taken).
-    async fn unlock(&self, lock_id: &str, events: &mut Vec<StoreEvent>) {
+    async fn unlock(&self, lock_id: &str, events: &mut Vec<StoreEvent>, until: Instant) {
         let released = self.store.delete_if(self.sealer.lock(), lock_id.as_bytes());
-        let _ = self.call("unlock", events, released).await;
+        let _ = self.call("unlock", events, until, released).await;
     }
 
     /// Take the stored token, or the lock to renew it, or wait for the process that holds the
-    /// lock. A holder that dies leaves a lock that expires after `lock_ttl`: one of the pollers
-    /// takes it then; a holder slower than that is not waited for any longer.
+    /// lock, until `patience` runs out. A holder that dies leaves a lock that expires after
+    /// `lock_ttl`: the one poller whose `SET NX` comes first takes it over, and the others wait
+    /// for its token. (Each poller giving up `lock_ttl` after it began had them all fetch at
+    /// once, a few ms after the dead lock expired.) Past `patience`, the token is fetched
+    /// without the lock and stored for the fleet.
     async fn look(
         &self,
         leeway: f64,
         rejected: Option<&[u8]>,
         events: &mut Vec<StoreEvent>,
+        patience: Instant,
     ) -> Next {
         let fallback = Next::Fetch {
             save: false,
             lock_id: None,
         };
-        let waiting_since = Instant::now();
         let lock_id = self.sealer.lock_id();
         let mut pause = FIRST_POLL;
         loop {
-            match self.stored(leeway, rejected, events).await {
-                Err(()) => return fallback,
-                Ok(Some((token, sealed))) => return Next::Stored(token, sealed),
-                Ok(None) => {}
-            }
-            if waiting_since.elapsed() >= self.store.lock_ttl() {
+            if Instant::now() >= patience {
                 return Next::Fetch {
                     save: true,
                     lock_id: None,
                 };
             }
+            match self.stored(leeway, rejected, events, patience).await {
+                Err(()) => return fallback,
+                Ok(Some((token, sealed))) => return Next::Stored(token, sealed),
+                Ok(None) => {}
+            }
             let taken = self
                 .store
                 .set_nx(self.sealer.lock(), &lock_id, self.store.lock_ttl());
-            match self.call("lock", events, taken).await {
+            match self.call("lock", events, patience, taken).await {
                 Err(()) => return fallback,
                 Ok(true) => {
                     // Look again: a holder may have stored its token and released the lock
                     // between our look and our lock; fetching then would renew twice.
-                    return match self.stored(leeway, rejected, events).await {
+                    return match self.stored(leeway, rejected, events, patience).await {
                         Ok(Some((token, sealed))) => {
-                            self.unlock(&lock_id, events).await;
+                            self.unlock(&lock_id, events, patience).await;
                             Next::Stored(token, sealed)
                         }
                         Ok(None) | Err(()) => Next::Fetch {
@@ -207,7 +221,8 @@ impl SharedTokens {
                     };
                 }
                 Ok(false) => {
-                    tokio::time::sleep(pause).await;
+                    let left = patience.saturating_duration_since(Instant::now());
+                    tokio::time::sleep(pause.min(left)).await;
                     pause = (pause * 2).min(LONGEST_POLL);
                 }
             }
@@ -217,19 +232,29 @@ impl SharedTokens {
     /// After a 401: remove `sealed` from the store if it is still the token stored.
     pub(super) async fn discard(&self, sealed: &[u8], events: &mut Vec<StoreEvent>) {
         let removed = self.store.delete_if(self.sealer.key(), sealed);
-        let _ = self.call("discard", events, removed).await;
+        // Bounded by the store's own command timeout alone: no call waits for its answer.
+        let until = Instant::now() + DISCARD_WAIT;
+        let _ = self.call("discard", events, until, removed).await;
     }
 
-    /// Await one store command and record it in `events`.
+    /// Await one store command, cut at `until` (a failure like the store's own timeout), and
+    /// record it in `events`.
     async fn call<T>(
         &self,
         op: &'static str,
         events: &mut Vec<StoreEvent>,
+        until: Instant,
         command: impl std::future::Future<Output = std::result::Result<T, StoreFailure>>,
     ) -> std::result::Result<T, ()> {
         let started = SystemTime::now();
         let clock = Instant::now();
-        let outcome = command.await;
+        let outcome = match tokio::time::timeout_at(until.into(), command).await {
+            Ok(outcome) => outcome,
+            Err(_) => Err(StoreFailure {
+                kind: "timeout",
+                message: "no answer in the time the call could give the store".into(),
+            }),
+        };
         let (error_type, message, warn) = match &outcome {
             Ok(_) => (None, None, false),
             Err(failure) => (
