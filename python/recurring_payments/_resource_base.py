@@ -23,7 +23,7 @@ from ._relations import (
     curies_in_scope,
 )
 from ._session import Session
-from .errors import LinkNotFoundError, ProtocolError
+from .errors import Error, LinkNotFoundError, ProtocolError
 
 if TYPE_CHECKING:
     from typing_extensions import Self
@@ -370,14 +370,18 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
 
     # --- display -----------------------------------------------------------------------------
     def __repr__(self) -> str:
-        parts = [f"<{type(self).__name__} {self.url or '(no self link)'}"]
+        try:
+            url = self.url
+        except Error:  # a malformed templated `self`: repr never raises
+            url = None
+        parts = [f"<{type(self).__name__} {_printable(url or '(no self link)')}"]
         if self._status is not None:
             parts.append(f"status={self._status}")
         if self._partial:
             parts.append("partial")
         keys = list(self)
         if keys:
-            shown = ", ".join(keys[:6]) + (", …" if len(keys) > 6 else "")
+            shown = ", ".join(map(_printable, keys[:6])) + (", …" if len(keys) > 6 else "")
             parts.append(f"state=[{shown}]")
         n_links = len(self._doc.get("_links") or {})
         if n_links:
@@ -385,7 +389,8 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         embedded = self._doc.get("_embedded") or {}
         if embedded:
             counts = ", ".join(
-                f"{rel}[{len(v)}]" if isinstance(v, list) else rel for rel, v in embedded.items()
+                _printable(rel) + (f"[{len(v)}]" if isinstance(v, list) else "")
+                for rel, v in embedded.items()
             )
             parts.append(f"embedded=[{counts}]")
         return " ".join(parts) + ">"
@@ -439,6 +444,12 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
 # The descriptors of `_ResourceBase`'s slots: `_items` sets an embedded item's through them,
 # in the core, as `_item` (`_make`) does in Python.
 _SLOTS = {name: _ResourceBase.__dict__[name] for name in _ResourceBase.__slots__}
+
+
+def _printable(text: str) -> str:
+    """``text`` as it is, or quoted with its escapes when it holds a newline, a control
+    character or a terminal's escape sequence: a repr stays one line, and a log safe to print."""
+    return text if text.isprintable() else repr(text)
 
 
 def _item_slots(

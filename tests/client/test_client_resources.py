@@ -83,6 +83,30 @@ def test_keys_no_document_can_hold_are_simply_absent(demo_client: rp.Client) -> 
         getattr(creditor, "get_\ud800")
 
 
+def test_repr_is_one_line_whatever_the_names(server: FakeServer, client: rp.Client) -> None:
+    # Names with a newline or a terminal's escape sequence were copied as they are.
+    document = {
+        "a\nb": 1,
+        "\x1b[31mred": 2,
+        "_links": {"self": {"href": "/odd"}},
+        "_embedded": {"x\r\ny": {"n": 1}},
+    }
+    server.add_resource("/odd", document)
+    shown = repr(client.get("/odd"))
+    assert "\n" not in shown and "\r" not in shown and "\x1b" not in shown
+    assert "'a\\nb'" in shown and "'x\\r\\ny'" in shown
+    # A malformed templated `self` does not make repr raise.
+    server.add_resource("/bad-self", {"_links": {"self": {"href": "/{x", "templated": True}}})
+    assert repr(client.get("/bad-self")).startswith("<Resource (no self link)")
+
+
+def test_nested_template_values_are_a_type_error_naming_the_value(client: rp.Client) -> None:
+    # std-uritemplate called the template malformed and quoted its debug form of the value.
+    for value in ([[1, 2], 3], {"k": [1]}, [{"a": 1}]):
+        with pytest.raises(TypeError, match="no nested values"):
+            rp.expand_uri_template("/orders/{a}", {"a": value})
+
+
 def test_attribute_access_is_for_relations_only(demo_client: rp.Client) -> None:
     creditor = demo_client.get_creditors(reference="democreditor")
     with pytest.raises(rp.LinkNotFoundError) as caught:

@@ -9,6 +9,18 @@ use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyList, PyString, PyTuple};
 use rp_core::request::{self, Target, Variables};
 use rp_core::template::{self, Value};
 
+/// A value inside a list or dict: RFC 6570 has no nested lists or dicts (std-uritemplate
+/// refused them as a malformed template, quoting its own debug form of the value).
+fn scalar(value: Option<Value>, within: &str) -> PyResult<Option<Value>> {
+    match value {
+        Some(Value::List(_)) | Some(Value::Map(_)) => Err(PyTypeError::new_err(format!(
+            "a {within} given as a URI template value holds str, int, float or bool values, \
+             not lists or dicts (RFC 6570 has no nested values)"
+        ))),
+        value => Ok(value),
+    }
+}
+
 /// Convert one Python value; `None` means undefined (the variable is skipped). A `None` inside a
 /// list or dict is skipped too, and reported through `held_none`.
 pub(crate) fn to_value(obj: &Bound<'_, PyAny>, held_none: &mut bool) -> PyResult<Option<Value>> {
@@ -37,7 +49,7 @@ pub(crate) fn to_value(obj: &Bound<'_, PyAny>, held_none: &mut bool) -> PyResult
         let mut pairs = Vec::with_capacity(d.len());
         for (k, v) in d.iter() {
             let key = k.str()?.to_str()?.to_owned();
-            match to_value(&v, held_none)? {
+            match scalar(to_value(&v, held_none)?, "dict")? {
                 Some(v) => pairs.push((key, v)),
                 None => *held_none = true,
             }
@@ -47,7 +59,7 @@ pub(crate) fn to_value(obj: &Bound<'_, PyAny>, held_none: &mut bool) -> PyResult
     if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
         let mut items = Vec::new();
         for item in obj.try_iter()? {
-            match to_value(&item?, held_none)? {
+            match scalar(to_value(&item?, held_none)?, "list")? {
                 Some(v) => items.push(v),
                 None => *held_none = true,
             }
