@@ -100,6 +100,22 @@ def _str(name: str, value: object) -> str:
     return value
 
 
+def _served(name: str, value: object) -> str:
+    """A path the sandbox serves (``add_resource``, ``route``): matched as it is, so a query or
+    a fragment in it would never match what it seems to (and was dropped silently)."""
+    path = _str(name, value)
+    if "?" in path or "#" in path:
+        raise ValueError(
+            f"{name} must be a path without a query or fragment, not {path!r}: a route reads "
+            "the query from request.query"
+        )
+    if path.rstrip("/") == "/oauth/token":
+        raise ValueError(
+            f"{name} {path!r} is the sandbox's own token endpoint; it cannot be replaced"
+        )
+    return path
+
+
 def _path(value: object) -> str | None:
     """A fault's ``path``: ``None`` (every API request), a path, or an absolute URL."""
     if value is None:
@@ -369,7 +385,7 @@ class FakeServer:
             raise TypeError(f"document must hold JSON values only: {exc}") from None
         except ValueError as exc:  # NaN or an infinity; a circular reference
             raise ValueError(f"document must hold JSON values only: {exc}") from None
-        self._native.add_resource(_str("path", path), text)
+        self._native.add_resource(_served("path", path), text)
 
     def route(self, method: str, path_template: str, handler: Handler) -> None:
         """Answer ``method`` (GET, POST or PATCH) on ``path_template`` with ``handler``.
@@ -400,7 +416,7 @@ class FakeServer:
         (201, 'lamp', 'http://127.0.0.1:.../things/7')
         """
         _str("method", method)
-        _str("path_template", path_template)
+        _served("path_template", path_template)
         if not callable(handler):
             raise TypeError(
                 f"handler must be callable (request) -> body, not {type(handler).__name__}"

@@ -40,6 +40,28 @@ CONSTRUCTOR: dict[str, Misuse] = {
 }
 
 REGISTRATION: dict[str, Misuse] = {
+    # A query was dropped (the last of /things?kind=a and ?kind=b answered both), and the
+    # token endpoint's path was accepted and never used.
+    "resource path with a query": (
+        lambda s: s.add_resource("/things?kind=a", {}),
+        ValueError,
+        "path must be a path without a query",
+    ),
+    "route with a query": (
+        lambda s: s.route("GET", "/only?flag=1", _handler),
+        ValueError,
+        "path_template must be a path without a query",
+    ),
+    "route on the token endpoint": (
+        lambda s: s.route("POST", "/oauth/token", _handler),
+        ValueError,
+        "own token endpoint",
+    ),
+    "resource at the token endpoint": (
+        lambda s: s.add_resource("/oauth/token/", {}),
+        ValueError,
+        "own token endpoint",
+    ),
     "app_name with ':'": (lambda s: s.add_app("a:b", "x"), ValueError, "app_name .*':'"),
     "app_name empty": (lambda s: s.add_app("", "x"), ValueError, "app_name .*non-empty"),
     "app_name not str": (lambda s: s.add_app(1, "x"), TypeError, "app_name must be a str"),
