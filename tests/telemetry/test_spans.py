@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -257,6 +258,57 @@ def test_a_token_response_that_is_no_token_is_an_error_span(
         assert token.status.status_code == StatusCode.ERROR
     finally:
         caller.close()
+
+
+def test_a_cancelled_await_still_records_its_attempts(
+    server: FakeServer, spans: InMemorySpanExporter
+) -> None:
+    # The attempts were recorded only when the call ended: a cancelled await dropped them,
+    # the token request that had happened included.
+    client = server.async_client(retries=0)
+    server.delay_next(2.0, path="/things/1")
+
+    async def cut() -> None:
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(client.get("/things/1"), 0.5)
+
+    try:
+        asyncio.run(cut())
+        deadline = time.monotonic() + 5
+        while len(client_spans(spans)) < 2 and time.monotonic() < deadline:
+            time.sleep(0.02)  # observed by the completion thread, after the cancel
+        token, get = client_spans(spans)
+        assert token.attributes["url.full"].endswith("/oauth/token")
+        assert token.status.status_code == StatusCode.UNSET
+        assert get.attributes["url.full"].endswith("/things/1")
+        assert get.attributes["error.type"] == "CancelledError"
+        assert get.status.status_code == StatusCode.ERROR
+        assert 0.4e9 < get.end_time - get.start_time < 2e9
+    finally:
+        asyncio.run(client.aclose())
+
+
+def test_an_interrupted_sync_wait_still_records_its_attempts(
+    server: FakeServer, spans: InMemorySpanExporter
+) -> None:
+    import _thread
+
+    client = server.client(retries=0)
+    try:
+        client.root()
+        server.delay_next(2.0, path="/things/1")
+        spans.clear()
+        interrupt = threading.Timer(0.3, _thread.interrupt_main)
+        interrupt.start()
+        with pytest.raises(KeyboardInterrupt):
+            client.get("/things/1")
+        interrupt.join()
+        (get,) = client_spans(spans)
+        assert get.attributes["error.type"] == "KeyboardInterrupt"
+        assert get.status.status_code == StatusCode.ERROR
+        assert client.get("/things/1")["id"] == 1  # and the client goes on
+    finally:
+        client.close()
 
 
 @pytest.fixture

@@ -19,7 +19,8 @@ pub fn unix_ns(at: SystemTime) -> u64 {
 /// The end of an attempt that started at `started` (wall clock) and lasted `elapsed`
 /// (monotonic clock: a wall clock stepped meanwhile does not make a negative span).
 pub fn end_ns(started: u64, elapsed: Duration) -> u64 {
-    started.saturating_add(u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX))
+    let end = started.saturating_add(u64::try_from(elapsed.as_nanos()).unwrap_or(u64::MAX));
+    end.min(PENDING - 1)
 }
 
 /// The bare name of the `recurring_payments` exception class the boundary raises for `error`
@@ -36,6 +37,26 @@ pub fn error_kind(error: &Error) -> &'static str {
         Error::Internal(_) => "InternalError",
         Error::Http(failure) if failure.authentication => "AuthenticationError",
         Error::Http(_) => "HTTPError",
+    }
+}
+
+/// `Attempt::ended_unix_ns` of an attempt under way (logged before it is sent).
+pub const PENDING: u64 = u64::MAX;
+
+/// The attempts of a call dropped before it ended (its await cancelled, a KeyboardInterrupt):
+/// the one under way ends now, failed with `kind` (`error.type`: the class the caller got,
+/// `CancelledError`, `KeyboardInterrupt`). The others ended before and stay as they are.
+pub fn cancel_pending(log: &mut [Attempt], kind: &'static str) {
+    let now = unix_ns(std::time::SystemTime::now());
+    for attempt in log.iter_mut().filter(|a| a.ended_unix_ns == PENDING) {
+        attempt.ended_unix_ns = now.max(attempt.started_unix_ns).min(PENDING - 1);
+        attempt.elapsed = Duration::from_nanos(
+            attempt
+                .ended_unix_ns
+                .saturating_sub(attempt.started_unix_ns),
+        );
+        attempt.error = Some(format!("{kind} before it ended"));
+        attempt.error_kind = Some(kind);
     }
 }
 
@@ -164,6 +185,20 @@ mod tests {
     #[test]
     fn wall_clock_end_follows_the_monotonic_length() {
         assert_eq!(end_ns(1_000, Duration::from_micros(2)), 3_000);
-        assert_eq!(end_ns(u64::MAX, Duration::from_secs(1)), u64::MAX);
+        // Saturated short of PENDING, which marks an attempt under way.
+        assert_eq!(end_ns(u64::MAX, Duration::from_secs(1)), PENDING - 1);
+    }
+
+    #[test]
+    fn a_dropped_call_ends_its_pending_attempt_as_the_caller_saw_it() {
+        let mut log = vec![attempt(true, 1), attempt(false, 1)];
+        log[1].status = None;
+        log[1].started_unix_ns = unix_ns(std::time::SystemTime::now()) - 5_000_000;
+        log[1].ended_unix_ns = PENDING;
+        cancel_pending(&mut log, "CancelledError");
+        assert_eq!(log[0].error_kind, None); // ended before: as it was
+        assert_eq!(log[1].error_kind, Some("CancelledError"));
+        assert!(log[1].elapsed >= Duration::from_millis(5));
+        assert!(log[1].ended_unix_ns < PENDING && log[1].ended_unix_ns > log[1].started_unix_ns);
     }
 }

@@ -366,6 +366,21 @@ impl Transport {
         loop {
             let started = Instant::now();
             let started_unix_ns = attempts::unix_ns(SystemTime::now());
+            // Logged before it is sent, completed after: a call dropped meanwhile (a cancelled
+            // await, a KeyboardInterrupt) still tells of it (`attempts::cancel_pending`).
+            log.push(Attempt {
+                method: request.method.to_string(),
+                url: attempts::redacted_url(&request.url),
+                status: None,
+                elapsed: Duration::ZERO,
+                attempt: attempt + 1,
+                error: None,
+                started_unix_ns,
+                ended_unix_ns: attempts::PENDING,
+                token: false,
+                resend_count: 0,
+                error_kind: None,
+            });
             let remaining = deadline.remaining();
             let cut = remaining < self.config.timeout;
             let mut outcome = self
@@ -385,19 +400,13 @@ impl Transport {
                 }
             }
             let elapsed = started.elapsed();
-            log.push(Attempt {
-                method: request.method.to_string(),
-                url: attempts::redacted_url(&request.url),
-                status: outcome.as_ref().ok().map(|r| r.status),
-                elapsed,
-                attempt: attempt + 1,
-                error: outcome.as_ref().err().map(|e| e.to_string()),
-                started_unix_ns,
-                ended_unix_ns: attempts::end_ns(started_unix_ns, elapsed),
-                token: false,
-                resend_count: 0,
-                error_kind: outcome.as_ref().err().map(attempts::error_kind),
-            });
+            if let Some(logged) = log.last_mut() {
+                logged.status = outcome.as_ref().ok().map(|r| r.status);
+                logged.elapsed = elapsed;
+                logged.error = outcome.as_ref().err().map(|e| e.to_string());
+                logged.ended_unix_ns = attempts::end_ns(started_unix_ns, elapsed);
+                logged.error_kind = outcome.as_ref().err().map(attempts::error_kind);
+            }
             let wait = match &outcome {
                 _ if attempt >= self.config.retries => None,
                 // The pause the server asks for, however long: the call's deadline bounds it

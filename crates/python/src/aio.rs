@@ -162,19 +162,39 @@ type Convert = Box<dyn for<'py> FnOnce(Python<'py>) -> PyResult<Py<PyAny>> + Sen
 /// Requests handed back under one GIL acquisition before the GIL is given back to the loops.
 const BATCH: usize = 64;
 
-static COMPLETIONS: PerProcess<mpsc::Sender<Finished>> = PerProcess::new();
+/// Work for the completion thread: a finished request, or what a cancelled one had done to
+/// observe (its DEBUG lines and spans, `observed.rs`).
+enum Job {
+    Finished(Finished),
+    Observe(Observe),
+}
+
+/// Writes a dropped call's DEBUG lines and spans, with the GIL.
+pub(crate) type Observe = Box<dyn for<'py> FnOnce(Python<'py>) + Send>;
+
+static COMPLETIONS: PerProcess<mpsc::Sender<Job>> = PerProcess::new();
 
 /// Hand `finished` to this process's completion thread.
 fn complete(finished: Finished) {
+    send_job(Job::Finished(finished));
+}
+
+/// Have the completion thread run `observe` (from a runtime worker, which must not call
+/// into Python itself).
+pub(crate) fn observe_later(observe: Observe) {
+    send_job(Job::Observe(observe));
+}
+
+fn send_job(job: Job) {
     match COMPLETIONS.get_or_try_init(start_completion_thread) {
         // A failed send means the thread has ended, which it does only once the interpreter
         // is shutting down: nobody awaits the result any more, so it is dropped.
-        Ok(tx) => drop(tx.send(finished)),
+        Ok(tx) => drop(tx.send(job)),
         // No thread could be started: a thread of the blocking pool hands this one back.
         Err(_) => {
             if let Ok(rt) = runtime() {
                 drop(rt.spawn_blocking(move || {
-                    shutdown::attach(|py| hand_back(py, std::iter::once(finished)))
+                    shutdown::attach(|py| hand_back(py, std::iter::once(job)))
                 }));
             }
         }
@@ -183,8 +203,8 @@ fn complete(finished: Finished) {
 
 /// Two workers racing to start it may start two; the loser's idle thread is leaked with its
 /// sender (see `PerProcess`), which is harmless and happens at most once per worker.
-fn start_completion_thread() -> std::io::Result<mpsc::Sender<Finished>> {
-    let (tx, rx) = mpsc::channel::<Finished>();
+fn start_completion_thread() -> std::io::Result<mpsc::Sender<Job>> {
+    let (tx, rx) = mpsc::channel::<Job>();
     std::thread::Builder::new()
         .name("recurring-payments-asyncio".into())
         .spawn(move || {
@@ -200,9 +220,17 @@ fn start_completion_thread() -> std::io::Result<mpsc::Sender<Finished>> {
 
 /// Convert each finished request (its DEBUG lines and telemetry are written then), and give
 /// each event loop one `Settle` of all its futures.
-fn hand_back(py: Python<'_>, finished: impl Iterator<Item = Finished>) {
+fn hand_back(py: Python<'_>, jobs: impl Iterator<Item = Job>) {
     let mut loops: Vec<(Py<PyAny>, Vec<Settled>)> = Vec::new();
-    for done in finished {
+    for job in jobs {
+        let done = match job {
+            Job::Finished(done) => done,
+            Job::Observe(observe) => {
+                // Like a conversion, it must not take the completion thread down.
+                let _ = catch_unwind(AssertUnwindSafe(|| observe(py)));
+                continue;
+            }
+        };
         // A conversion that panics must not take the completion thread down with it.
         let Ok(outcome) = catch_unwind(AssertUnwindSafe(|| (done.outcome)(py))) else {
             continue;

@@ -18,6 +18,7 @@ use rp_core::request::{Prepared, Request};
 use rp_core::runtime::block_on_here;
 use rp_core::transport::{Attempt, Driver, Response, Verify};
 
+use super::observed::{Observed, Slot};
 use super::token::PyToken;
 use super::{aio, client_async, convert, document, telemetry, template};
 
@@ -144,10 +145,17 @@ impl NativeClient {
     ) -> Outcome<PyToken> {
         let core = self.core()?;
         let headers = headers.unwrap_or_default();
-        let (outcome, log, store_log) = wait(py, async move {
-            let (mut log, mut store_log) = (Vec::new(), Vec::new());
-            let outcome = core.authenticate(&headers, Driver::ThisThread, &mut log, &mut store_log);
-            (outcome.await, log, store_log)
+        let slot = Slot::default();
+        let waited = wait(py, async {
+            let mut observed = Observed::into_slot(&slot);
+            let (log, store_log) = (&mut observed.log, &mut observed.store_log);
+            let outcome = core.authenticate(&headers, Driver::ThisThread, log, store_log);
+            let outcome = outcome.await;
+            let (log, store_log, _) = observed.finish();
+            (outcome, log, store_log)
+        });
+        let (outcome, log, store_log) = waited.inspect_err(|interrupted| {
+            slot.observe(py, &self.logger, recorder.as_ref(), None, interrupted);
         })?;
         observe(
             self.logger.bind(py),
@@ -188,13 +196,20 @@ impl NativeClient {
         )?;
         // Only a recorder reads the template (telemetry off: nothing copied).
         let template = recorder.as_ref().and(request.template.clone());
-        let (outcome, log, store_log) = wait(py, async move {
-            let (mut log, mut store_log) = (Vec::new(), Vec::new());
+        let slot = Slot::default();
+        let waited = wait(py, async {
+            // Read back from `slot` if the wait is interrupted before the call ends.
+            let mut observed = Observed::into_slot(&slot);
             let method = request.method.clone();
-            let outcome = core.send(request, Driver::ThisThread, &mut log, &mut store_log);
-            let outcome = outcome.await;
-            let parsed = outcome.and_then(|r| parse_response(method.as_str(), r, &mut log));
+            let (log, store_log) = (&mut observed.log, &mut observed.store_log);
+            let outcome = core.send(request, Driver::ThisThread, log, store_log).await;
+            let parsed = outcome.and_then(|r| parse_response(method.as_str(), r, log));
+            let (log, store_log, _) = observed.finish();
             (parsed, log, store_log)
+        });
+        let (outcome, log, store_log) = waited.inspect_err(|interrupted| {
+            let template = template.as_deref();
+            slot.observe(py, &self.logger, recorder.as_ref(), template, interrupted);
         })?;
         let recorder = recorder.as_ref();
         observe(

@@ -13,6 +13,7 @@ use rp_core::transport::{Attempt, Driver};
 
 use super::aio;
 use super::client::{observe, parse_response, response_tuple, Parsed};
+use super::observed::Observed;
 use super::token::PyToken;
 use crate::errors::to_py;
 
@@ -24,7 +25,8 @@ enum Reply {
 /// A finished core call. It becomes a Python value (or exception) on the completion thread,
 /// with the GIL and no Rust lock held: the only place where its DEBUG lines may be written.
 struct Completion {
-    observers: Observers,
+    /// `None` only if `Observed::finish` had none (it always has, from `Observed::later`).
+    observers: Option<Observers>,
     log: Vec<Attempt>,
     store_log: Vec<StoreEvent>,
     outcome: Result<Reply, Error>,
@@ -36,15 +38,16 @@ impl<'py> IntoPyObject<'py> for Completion {
     type Error = PyErr;
 
     fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        let observers = &self.observers;
-        let (recorder, template) = (observers.recorder.as_ref(), observers.template.as_deref());
-        observe(
-            observers.logger.bind(py),
-            recorder,
-            template,
-            &self.log,
-            &self.store_log,
-        );
+        if let Some(observers) = &self.observers {
+            let (recorder, template) = (observers.recorder.as_ref(), observers.template.as_deref());
+            observe(
+                observers.logger.bind(py),
+                recorder,
+                template,
+                &self.log,
+                &self.store_log,
+            );
+        }
         match self.outcome.map_err(to_py)? {
             Reply::Response(parsed) => Ok(response_tuple(py, *parsed)?.into_any()),
             Reply::Token(inner) => Ok(Bound::new(py, PyToken::from(inner))?.into_any()),
@@ -68,12 +71,13 @@ pub(crate) fn send<'py>(
     request: Prepared,
 ) -> PyResult<(Bound<'py, PyAny>, aio::Abort)> {
     aio::awaitable(py, async move {
-        let (mut log, mut store_log) = (Vec::new(), Vec::new());
+        // Observed by its drop if the await is cancelled before the call ends.
+        let mut observed = Observed::later(observers);
         let method = request.method.clone();
-        let outcome = core
-            .send(request, Driver::Shared, &mut log, &mut store_log)
-            .await;
-        let parsed = outcome.and_then(|r| parse_response(method.as_str(), r, &mut log));
+        let (log, store_log) = (&mut observed.log, &mut observed.store_log);
+        let outcome = core.send(request, Driver::Shared, log, store_log).await;
+        let parsed = outcome.and_then(|r| parse_response(method.as_str(), r, log));
+        let (log, store_log, observers) = observed.finish();
         Ok(Completion {
             observers,
             log,
@@ -91,10 +95,12 @@ pub(crate) fn authenticate<'py>(
     headers: Vec<(String, String)>,
 ) -> PyResult<(Bound<'py, PyAny>, aio::Abort)> {
     aio::awaitable(py, async move {
-        let (mut log, mut store_log) = (Vec::new(), Vec::new());
+        let mut observed = Observed::later(observers);
+        let (log, store_log) = (&mut observed.log, &mut observed.store_log);
         let outcome = core
-            .authenticate(&headers, Driver::Shared, &mut log, &mut store_log)
+            .authenticate(&headers, Driver::Shared, log, store_log)
             .await;
+        let (log, store_log, observers) = observed.finish();
         Ok(Completion {
             observers,
             log,

@@ -7,6 +7,7 @@ mod client_async;
 mod convert;
 mod document;
 mod errors;
+mod observed;
 mod rels;
 mod sandbox;
 mod shutdown;
