@@ -11,6 +11,10 @@ set -euo pipefail
 
 duration=${1:-5s}
 python=${2:-python}
+# Installed with apt-get when missing and we are root, as benches/run.sh does nginx.
+if ! command -v wrk >/dev/null && [ "$(id -u)" = 0 ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null
+fi
 command -v wrk >/dev/null || { echo "wrk is not installed (apt-get install wrk)" >&2; exit 1; }
 
 out=$(mktemp)
