@@ -3,7 +3,7 @@
 //! KeyboardInterrupt). Every attempt that happened is a span (API.md §9); the one under way
 //! ends then, failed (`attempts::cancel_pending`). They were dropped with the call's future.
 
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Mutex, PoisonError};
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PySystemExit};
 use pyo3::prelude::*;
@@ -17,15 +17,15 @@ use super::client::observe;
 use super::client_async::Observers;
 
 /// What a call's future records, and where it goes if the future is dropped unfinished.
-pub(crate) struct Observed {
+pub(crate) struct Observed<'a> {
     pub log: Vec<Attempt>,
     pub store_log: Vec<StoreEvent>,
-    dropped: Option<Dropped>,
+    dropped: Option<Dropped<'a>>,
 }
 
-enum Dropped {
+enum Dropped<'a> {
     /// The sync face: the calling thread observes them after its wait (`Slot::observe`).
-    Slot(Slot),
+    Slot(&'a Slot),
     /// The async face: the completion thread observes them, with the GIL.
     Later(Observers),
 }
@@ -33,22 +33,23 @@ enum Dropped {
 /// A dropped call's attempts and store commands.
 type Records = (Vec<Attempt>, Vec<StoreEvent>);
 
-/// Where a sync call's unfinished attempts wait for the calling thread.
-#[derive(Clone, Default)]
-pub(crate) struct Slot(Arc<Mutex<Option<Records>>>);
+/// Where a sync call's unfinished attempts wait for the calling thread (on its stack: the
+/// wait borrows it).
+#[derive(Default)]
+pub(crate) struct Slot(Mutex<Option<Records>>);
 
-impl Observed {
+impl<'a> Observed<'a> {
     /// For a sync call, whose thread reads `slot` when its wait is interrupted.
-    pub(crate) fn into_slot(slot: &Slot) -> Observed {
-        Observed::with(Dropped::Slot(slot.clone()))
+    pub(crate) fn into_slot(slot: &'a Slot) -> Observed<'a> {
+        Observed::with(Dropped::Slot(slot))
     }
 
     /// For an async call: the observers of its completion, used by the drop instead.
-    pub(crate) fn later(observers: Observers) -> Observed {
+    pub(crate) fn later(observers: Observers) -> Observed<'static> {
         Observed::with(Dropped::Later(observers))
     }
 
-    fn with(dropped: Dropped) -> Observed {
+    fn with(dropped: Dropped<'a>) -> Observed<'a> {
         Observed {
             log: Vec::new(),
             store_log: Vec::new(),
@@ -67,7 +68,7 @@ impl Observed {
     }
 }
 
-impl Drop for Observed {
+impl Drop for Observed<'_> {
     fn drop(&mut self) {
         let Some(dropped) = self.dropped.take() else {
             return; // finished
