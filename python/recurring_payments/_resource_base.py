@@ -369,11 +369,15 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         return doc.to_dict() if isinstance(doc, _core.Document) else copy.deepcopy(dict(doc))
 
     # --- display -----------------------------------------------------------------------------
-    def __repr__(self) -> str:
+    def _shown_url(self) -> str | None:
+        """``url`` for a display, which never raises (a malformed templated ``self``)."""
         try:
-            url = self.url
-        except Error:  # a malformed templated `self`: repr never raises
-            url = None
+            return self.url
+        except Error:
+            return None
+
+    def __repr__(self) -> str:
+        url = self._shown_url()
         parts = [f"<{type(self).__name__} {_printable(url or '(no self link)')}"]
         if self._status is not None:
             parts.append(f"status={self._status}")
@@ -412,7 +416,10 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         link_rows = []
         for rel, value in self.links.items():
             for link in value if isinstance(value, list) else [value]:
-                variables = ", ".join(link.variables) if link.templated else ""
+                try:
+                    variables = ", ".join(link.variables) if link.templated else ""
+                except Error:  # a malformed template: shown, a display never raises
+                    variables = "(malformed template)"
                 link_rows.append(
                     f"<tr><td><code>{esc(self._session.short_name(rel))}</code></td>"
                     f"<td>{esc(link.href)}</td><td>{esc(variables)}</td></tr>"
@@ -422,7 +429,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
             f"<td>{len(v) if isinstance(v, list) else 1}</td></tr>"
             for rel, v in (self._doc.get("_embedded") or {}).items()
         )
-        title = esc(self.url or "resource")
+        title = esc(self._shown_url() or "resource")
         out = [f"<div><strong>{type(self).__name__}</strong> <code>{title}</code>"]
         if self._status is not None:
             out.append(f" (status {self._status})")

@@ -96,8 +96,16 @@ def test_repr_is_one_line_whatever_the_names(server: FakeServer, client: rp.Clie
     assert "\n" not in shown and "\r" not in shown and "\x1b" not in shown
     assert "'a\\nb'" in shown and "'x\\r\\ny'" in shown
     # A malformed templated `self` does not make repr raise.
-    server.add_resource("/bad-self", {"_links": {"self": {"href": "/{x", "templated": True}}})
-    assert repr(client.get("/bad-self")).startswith("<Resource (no self link)")
+    bad = {
+        "_links": {
+            "self": {"href": "/{x", "templated": True},
+            "odd": {"href": "/{", "templated": True},
+        }
+    }
+    server.add_resource("/bad-self", bad)
+    resource = client.get("/bad-self")
+    assert repr(resource).startswith("<Resource (no self link)")
+    assert "(malformed template)" in resource._repr_html_()  # a notebook's display never raises
 
 
 def test_nested_template_values_are_a_type_error_naming_the_value(client: rp.Client) -> None:
