@@ -60,6 +60,15 @@ pub fn cancel_pending(log: &mut [Attempt], kind: &'static str) {
     }
 }
 
+/// A call's attempts once it is over: its resends numbered, and the last attempt failed with
+/// the call when the call failed on that attempt's answer (`fail_last`).
+pub fn settle(log: &mut [Attempt], failure: Option<&Error>) {
+    count_resends(log);
+    if let Some(error) = failure {
+        fail_last(log, error);
+    }
+}
+
 /// A call that failed on the answer its last attempt got (a 2xx that is no JSON document, a
 /// bad token response, one redirect too many): that attempt failed too, for its span (status
 /// ERROR, `error.type` `ProtocolError`) and its log line. Other failures are their attempt's own.

@@ -187,10 +187,7 @@ impl Client {
             Ok(outcome) => outcome,
             Err(_) => Err(deadline.exceeded("POST", self.token_url.as_str(), false)),
         };
-        attempts::count_resends(log);
-        if let Err(error) = &outcome {
-            attempts::fail_last(log, error);
-        }
+        attempts::settle(log, outcome.as_ref().err());
         outcome
     }
 
@@ -221,10 +218,7 @@ impl Client {
                 Err(deadline.exceeded(trace.method, &trace.url, trace.writing || trace.processed))
             }
         };
-        attempts::count_resends(log);
-        if let Err(error) = &outcome {
-            attempts::fail_last(log, error);
-        }
+        attempts::settle(log, outcome.as_ref().err());
         // A failure after a POST/PATCH of this call was processed (answered by 301/302/303):
         // the call's outcome is unknown to the caller even though this hop was a GET (§8). A
         // failure of the write itself keeps the transport's verdict (written or never sent).
@@ -298,7 +292,9 @@ impl Client {
                 match &token {
                     // The hop carried our token: renew it and send this hop again, once.
                     Some(token) if !replayed => {
-                        self.cache()?.invalidate(token, store_log).await;
+                        self.cache()?
+                            .invalidate(token, store_log, deadline.at)
+                            .await;
                         replayed = true;
                         continue;
                     }

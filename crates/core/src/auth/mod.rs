@@ -424,7 +424,13 @@ impl TokenCache {
 
     /// Forget `rejected` after a 401, unless another caller has replaced it already; and
     /// remove it from the store if the store still holds it (not a successor).
-    pub async fn invalidate(&self, rejected: &Arc<Token>, events: &mut Vec<StoreEvent>) {
+    /// `deadline`: the call's, which the store's command does not run past.
+    pub async fn invalidate(
+        &self,
+        rejected: &Arc<Token>,
+        events: &mut Vec<StoreEvent>,
+        deadline: Instant,
+    ) {
         let sealed = {
             let mut state = self.lock();
             if state
@@ -443,7 +449,7 @@ impl TokenCache {
             }
         };
         if let (Some(store), Some(sealed)) = (&self.store, sealed) {
-            store.discard(&sealed, events).await;
+            store.discard(&sealed, events, deadline).await;
         }
     }
 }
@@ -740,9 +746,9 @@ mod tests {
             .renew(&mut Vec::new(), far(), || async { Ok(token(960.0)) })
             .await
             .unwrap();
-        cache.invalidate(&first, &mut Vec::new()).await;
+        cache.invalidate(&first, &mut Vec::new(), far()).await;
         assert!(Arc::ptr_eq(&cache.current().unwrap(), &second));
-        cache.invalidate(&second, &mut Vec::new()).await;
+        cache.invalidate(&second, &mut Vec::new(), far()).await;
         assert!(cache.current().is_none());
     }
 }

@@ -35,8 +35,6 @@ const WARNING_INTERVAL: Duration = Duration::from_secs(60);
 /// First and longest pause between two looks at a renewal led by another process.
 const FIRST_POLL: Duration = Duration::from_millis(5);
 const LONGEST_POLL: Duration = Duration::from_millis(100);
-/// A bound for the discard after a 401, which the store's command timeout bounds already.
-const DISCARD_WAIT: Duration = Duration::from_secs(3600);
 
 /// The store settings of a client: parsed and derived once, shared by its processes.
 #[derive(Debug, Clone)]
@@ -230,11 +228,14 @@ impl SharedTokens {
     }
 
     /// After a 401: remove `sealed` from the store if it is still the token stored.
-    pub(super) async fn discard(&self, sealed: &[u8], events: &mut Vec<StoreEvent>) {
+    pub(super) async fn discard(
+        &self,
+        sealed: &[u8],
+        events: &mut Vec<StoreEvent>,
+        deadline: Instant,
+    ) {
         let removed = self.store.delete_if(self.sealer.key(), sealed);
-        // Bounded by the store's own command timeout alone: no call waits for its answer.
-        let until = Instant::now() + DISCARD_WAIT;
-        let _ = self.call("discard", events, until, removed).await;
+        let _ = self.call("discard", events, deadline, removed).await;
     }
 
     /// Await one store command, cut at `until` (a failure like the store's own timeout), and
