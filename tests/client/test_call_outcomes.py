@@ -4,6 +4,7 @@ and conditional PATCH."""
 
 from __future__ import annotations
 
+import contextlib
 import socket
 import threading
 import time
@@ -193,8 +194,23 @@ def test_a_refused_post_is_retried_and_known_not_to_have_arrived(kind: str) -> N
         api.close()
 
 
-def port_of(server: FakeServer) -> int:
-    return int(server.base_url.rsplit(":", 1)[1].split("/")[0])
+@contextlib.contextmanager
+def api_whose_connects_hang(kind: str, **settings: Any) -> Iterator[Api]:
+    """A client that has its token and the entry point, of an API that then stops answering
+    connects: nothing of a later request can be written."""
+    server = FakeServer()
+    install_routes(server)
+    server.start()
+    api = Api(server, kind, **settings)
+    try:
+        api.root()
+        port = int(server.base_url.rsplit(":", 1)[1].split("/")[0])
+        server.stop()
+        with connects_hang(port):
+            yield api
+    finally:
+        api.close()
+        server.stop()
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -204,47 +220,25 @@ def test_a_connect_cut_by_the_attempts_timeout_is_known_not_to_have_sent_and_is_
     # `timeout` (0.5 s) shorter than `connect_timeout` (10 s): reqwest's timer for the whole
     # request cut the connect, and read as a timeout after the request started (outcome
     # unknown, never retried), though no connection ever existed.
-    server = FakeServer()
-    install_routes(server)
-    server.start()
-    api = Api(server, kind, timeout=0.5, connect_timeout=10.0, retries=2)
-    try:
-        api.root()  # the token and the entry point, before the API stops answering connects
-        port = port_of(server)
-        server.stop()
-        with connects_hang(port):
-            for send in (lambda: api.post("/orders", unique_body()), lambda: api.get("/thing")):
-                started = time.monotonic()
-                with pytest.raises(rp.TimeoutError) as caught:
-                    send()
-                assert caught.value.outcome_unknown is False
-                assert "connect timeout" in str(caught.value)
-                # 1 + `retries` attempts of ~0.5 s and two backoff pauses: it was retried.
-                assert time.monotonic() - started >= 1.6
-    finally:
-        api.close()
-        server.stop()
+    with api_whose_connects_hang(kind, timeout=0.5, connect_timeout=10.0, retries=2) as api:
+        for send in (lambda: api.post("/orders", unique_body()), lambda: api.get("/thing")):
+            started = time.monotonic()
+            with pytest.raises(rp.TimeoutError) as caught:
+                send()
+            assert caught.value.outcome_unknown is False
+            assert "connect timeout" in str(caught.value)
+            # 1 + `retries` attempts of ~0.5 s and two backoff pauses: it was retried.
+            assert time.monotonic() - started >= 1.6
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_connect_cut_by_the_calls_deadline_is_known_not_to_have_sent(kind: str) -> None:
-    server = FakeServer()
-    install_routes(server)
-    server.start()
-    api = Api(server, kind, total_timeout=1.0, connect_timeout=10.0, retries=3)
-    try:
-        api.root()
-        port = port_of(server)
-        server.stop()
-        with connects_hang(port):
-            started = time.monotonic()
-            with pytest.raises(rp.TimeoutError) as caught:
-                api.patch("/orders/1", unique_body())
-            assert caught.value.outcome_unknown is False
-            assert time.monotonic() - started < 1.5  # cut at the deadline, not at 10 s
-    finally:
-        api.close()
-        server.stop()
+    with api_whose_connects_hang(kind, total_timeout=1.0, connect_timeout=10.0, retries=3) as api:
+        started = time.monotonic()
+        with pytest.raises(rp.TimeoutError) as caught:
+            api.patch("/orders/1", unique_body())
+        assert caught.value.outcome_unknown is False
+        assert time.monotonic() - started < 1.5  # cut at the deadline, not at 10 s
 
 
 @pytest.mark.parametrize("kind", KINDS)

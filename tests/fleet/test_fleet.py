@@ -158,14 +158,19 @@ def test_redis_killed_and_restarted(redis: RedisServer, caplog: pytest.LogCaptur
             assert len(store_keys(redis)) == 1
 
 
-def test_a_dead_lock_holder_is_taken_over(server: FakeServer, redis: RedisServer) -> None:
+def leave_a_dead_holder(server: FakeServer, redis: RedisServer, lock_ms: int) -> None:
+    """No stored token, and a renewal lock for `lock_ms` that nobody will release: a process
+    took it and died (its lock lives on for that process's `timeout`)."""
     with server.client(token_store=redis.url) as first:
         first.root()
     (key,) = store_keys(redis)
-    # A process took the renewal lock and died: its lock lives on for its `timeout`.
     redis.command("DEL", key)
-    redis.command("SET", key + b":lock", "dead-holder", "PX", 1500)
+    redis.command("SET", key + b":lock", "dead-holder", "PX", lock_ms)
     server.clear_requests()
+
+
+def test_a_dead_lock_holder_is_taken_over(server: FakeServer, redis: RedisServer) -> None:
+    leave_a_dead_holder(server, redis, lock_ms=1500)
     with server.client(token_store=redis.url, timeout=1.5) as second:
         started = time.monotonic()
         second.root()
@@ -181,12 +186,7 @@ def test_a_dead_holder_is_taken_over_by_one_client_of_many(
     # Each waiter gave up `timeout` after it began waiting and fetched on its own: the many
     # waiters of a dead holder all fetched a few ms after its lock expired (2 to 6 token
     # requests). Clients of one process with a store are fleet members like processes.
-    with server.client(token_store=redis.url) as first:
-        first.root()
-    (key,) = store_keys(redis)
-    redis.command("DEL", key)
-    redis.command("SET", key + b":lock", "dead-holder", "PX", 1500)
-    server.clear_requests()
+    leave_a_dead_holder(server, redis, lock_ms=1500)
     clients = [server.client(token_store=redis.url, timeout=1.5) for _ in range(6)]
     errors: list[BaseException] = []
 
@@ -216,12 +216,7 @@ def test_a_dead_holder_never_fails_a_call_whose_deadline_comes_first(
     # The defaults: a lock lives for `timeout` (30 s), longer than a call (total_timeout 25 s,
     # here 2 s). The call waited for the lock until its deadline and failed (TimeoutError).
     # It gives the store half of its time, then fetches its own token.
-    with server.client(token_store=redis.url) as first:
-        first.root()
-    (key,) = store_keys(redis)
-    redis.command("DEL", key)
-    redis.command("SET", key + b":lock", "dead-holder", "PX", 30_000)
-    server.clear_requests()
+    leave_a_dead_holder(server, redis, lock_ms=30_000)
     with server.client(token_store=redis.url, total_timeout=2.0) as second:
         started = time.monotonic()
         assert second.root().status == 200

@@ -129,21 +129,22 @@ async def test_url_and_fetch_use_a_self_array_of_one_async(
 # --- templated `self` and `next` links (Spring Data REST pages) -------------------------------
 
 
+def add_templated_pages(server: FakeServer) -> None:
+    """/people, whose `self` and `next` are templates of optional query variables, as Spring
+    Data REST writes them, then /people/2: called with no variables, they expand them away."""
+    links = {
+        "self": {"href": "/people{?size,sort}", "templated": True},
+        "next": {"href": "/people/2{?size,sort}", "templated": True},
+    }
+    server.add_resource("/people", {"n": 0, "_links": links})
+    server.add_resource("/people/2", {"n": 1, "_links": {"self": {"href": "/people/2"}}})
+
+
 def test_templated_self_and_next_are_expanded_not_sent_as_templates(
     server: FakeServer, client: rp.Client
 ) -> None:
     # Before, `url`, `fetch()` and `pages()` sent the href as it is, braces and all.
-    server.add_resource(
-        "/people",
-        {
-            "n": 0,
-            "_links": {
-                "self": {"href": "/people{?size,sort}", "templated": True},
-                "next": {"href": "/people/2{?size,sort}", "templated": True},
-            },
-        },
-    )
-    server.add_resource("/people/2", {"n": 1, "_links": {"self": {"href": "/people/2"}}})
+    add_templated_pages(server)
     first = client.get("/people")
     assert first.url == server.base_url + "/people"
     assert first.fetch()["n"] == 0
@@ -155,17 +156,7 @@ def test_templated_self_and_next_are_expanded_not_sent_as_templates(
 async def test_templated_self_and_next_are_expanded_not_sent_as_templates_async(
     server: FakeServer, aclient: rp.AsyncClient
 ) -> None:
-    server.add_resource(
-        "/people",
-        {
-            "n": 0,
-            "_links": {
-                "self": {"href": "/people{?size,sort}", "templated": True},
-                "next": {"href": "/people/2{?size,sort}", "templated": True},
-            },
-        },
-    )
-    server.add_resource("/people/2", {"n": 1, "_links": {"self": {"href": "/people/2"}}})
+    add_templated_pages(server)
     first = await aclient.get("/people")
     assert first.url == server.base_url + "/people"
     assert (await first.fetch())["n"] == 0
