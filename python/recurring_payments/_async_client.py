@@ -12,6 +12,8 @@ from typing import Any
 from . import _core
 from ._async_resource import AsyncLink, AsyncResource, _send
 from ._client_base import _PROBES, _ClientBase
+from ._resource import Resource
+from ._resource_base import attached
 from .errors import LinkNotFoundError
 
 
@@ -112,6 +114,19 @@ class AsyncClient(_ClientBase):
         True
         """
         return await _send(self._session, "PATCH", url, variables, body, if_match=if_match)
+
+    def attach(self, res: Resource | AsyncResource, /) -> AsyncResource:
+        """``res`` bound to this client as an :class:`AsyncResource` (see
+        :meth:`Client.attach`): for a resource that was pickled or copied, or one of another
+        client (a sync :class:`Resource` included). No I/O.
+
+        >>> import pickle
+        >>> creditor = pickle.loads(pickle.dumps(client.get_creditors(reference="democreditor")))
+        >>> mine = aclient.attach(creditor)
+        >>> type(mine).__name__, asyncio.run(mine.fetch())["name"]
+        ('AsyncResource', 'Demo Creditor SAS')
+        """
+        return attached(AsyncResource, self._session, res)
 
     async def aclose(self) -> None:
         """Forget the token and the cached entry point; later requests raise RuntimeError.

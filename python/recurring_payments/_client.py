@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _core
 from ._client_base import _PROBES, _ClientBase
 from ._green import _blocking
 from ._resource import Link, Resource, _send
+from ._resource_base import attached
 from .errors import LinkNotFoundError
+
+if TYPE_CHECKING:  # the async face loads on first use (asyncio is a third of the import)
+    from ._async_resource import AsyncResource
 
 
 class Client(_ClientBase):
@@ -106,6 +110,23 @@ class Client(_ClientBase):
         True
         """
         return _send(self._session, "PATCH", url, variables, body, if_match=if_match)
+
+    def attach(self, res: Resource | AsyncResource, /) -> Resource:
+        """``res`` bound to this client: the same document (state, links, embedded resources,
+        status, headers) as a :class:`Resource` whose links this client follows. For a resource
+        that was pickled or copied (detached: its links raise ``ConfigurationError``), or one
+        of another client (an ``AsyncResource`` included). No I/O.
+
+        >>> import pickle
+        >>> creditor = pickle.loads(pickle.dumps(client.get_creditors(reference="democreditor")))
+        >>> creditor.fetch()
+        Traceback (most recent call last):
+        ...
+        recurring_payments.errors.ConfigurationError: this resource was pickled or copied ...
+        >>> client.attach(creditor).fetch()["name"]
+        'Demo Creditor SAS'
+        """
+        return attached(Resource, self._session, res)
 
     def close(self) -> None:
         """Forget the token and the cached entry point; later requests raise RuntimeError.

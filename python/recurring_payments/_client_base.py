@@ -251,6 +251,20 @@ class _ClientBase:
         state = "closed" if closed else repr(getattr(self, "_credentials", None))
         return f"<{type(self).__name__} {base_url} {state}>"
 
+    def __reduce_ex__(self, protocol: object) -> Any:
+        # A client holds credentials and connections: it never travels. Its resources do
+        # (pickled without the client) and `client.attach(res)` binds them on the other side.
+        raise TypeError(
+            f"a {type(self).__name__} cannot be pickled or deep-copied: pickle its resources "
+            "instead, and bind them to a client there with client.attach(res)"
+        )
+
+    def __copy__(self: _C) -> _C:
+        # A shallow copy shares everything, the session included (as before `__reduce_ex__`).
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        return twin
+
     # --- internals shared with resources and links ---------------------------------------------
     def _live(self) -> _core.NativeClient:
         session: Session | None = getattr(self, "_session", None)

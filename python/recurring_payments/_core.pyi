@@ -192,6 +192,14 @@ class Document(Mapping[str, Any]):
     changes no later read; ``_embedded`` holds ``Document`` objects. (A virtual ``Mapping``
     subclass: registered by ``recurring_payments._resource_base``.)"""
 
+    def __new__(cls, body: bytes) -> Document:
+        """The document of a JSON body (a HAL object), validated and indexed as a response's
+        is; ``ProtocolError`` when it is not JSON, not an object, or nested too deep."""
+    def __reduce__(self) -> tuple[type[Document], tuple[bytes]]:
+        """Pickled as its JSON text, indexed again when loaded."""
+    def __copy__(self) -> Document: ...
+    def __deepcopy__(self, memo: Any, /) -> Document:
+        """Immutable: a copy is the document itself."""
     def __getitem__(self, key: str, /) -> Any: ...
     def get(self, key: str, default: Any = None, /) -> Any: ...
     def __contains__(self, key: object, /) -> bool: ...
