@@ -172,6 +172,7 @@ class _ClientBase:
         self._credentials = credentials
         self._total_timeout: float = settings.total_timeout
         self._extra_headers: list[tuple[str, str]] = settings.headers
+        self._max_response_size: int = settings.max_response_size  # notifications' limit too
         self._init_root_cache()
         telemetry_module = _telemetry_module() if settings.telemetry else None
         self._session = Session(native, settings.base_url, settings.rel_namespace, telemetry_module)

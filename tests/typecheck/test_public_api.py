@@ -114,6 +114,10 @@ def test_sync_client_resources_and_links(rp_server: FakeServer, rp_client: rp.Cl
     assert list(items) == []
     travelled = pickle.loads(pickle.dumps(thing))
     assert_type(rp_client.attach(travelled), rp.Resource)
+    body = rp_server.notification_body("/things/1")
+    assert_type(body, bytes)
+    assert_type(rp_client.parse_notification(body), rp.Resource)
+    assert_type(rp_client.verify_notification(body.decode()), rp.Resource)
     assert_type(rp.expand_uri_template("/t{?q}", {"q": 1}), str)
     assert_type(rp.__version__, str)
 
@@ -209,6 +213,9 @@ async def test_async_client(rp_server: FakeServer, rp_async_client: rp.AsyncClie
     assert_type(items, AsyncIterator[rp.AsyncResource])
     assert [item async for item in items] == []
     assert_type(rp_async_client.attach(thing), rp.AsyncResource)
+    body = rp_server.notification_body("/things/1")
+    assert_type(rp_async_client.parse_notification(body), rp.AsyncResource)
+    assert_type(await rp_async_client.verify_notification(body), rp.AsyncResource)
     embedded: Mapping[str, rp.AsyncResource | list[rp.AsyncResource]] = thing.embedded
     links: Mapping[str, rp.AsyncLink | list[rp.AsyncLink]] = root.links
     assert links and not embedded
