@@ -83,6 +83,7 @@ def test_the_relation_is_named_as_anywhere(server: FakeServer, face: str) -> Non
     assert [i["n"] for i in collect(face, server, "/p/1", "other")] == [99]
 
 
+@pytest.mark.attack("hal")
 @pytest.mark.parametrize("face", FACES)
 def test_curies_and_ambiguous_short_names(server: FakeServer, face: str) -> None:
     curies = [{"name": "ex", "href": "https://rels.example/{rel}", "templated": True}]
@@ -166,6 +167,7 @@ def test_each_page_is_its_own_call_with_its_own_deadline(demo: FakeServer, face:
     assert len(references) == 120 and time.monotonic() - started >= 1.2
 
 
+@pytest.mark.attack("hal")
 @pytest.mark.parametrize("face", FACES)
 @pytest.mark.parametrize("loop_to", ["/p/3", "/p/1", "/p/2"])
 def test_a_next_link_back_to_a_page_seen_is_a_protocol_error(
@@ -179,6 +181,7 @@ def test_a_next_link_back_to_a_page_seen_is_a_protocol_error(
     assert paths(server) == ["/p/1", "/p/2", "/p/3"]
 
 
+@pytest.mark.attack("hal")
 @pytest.mark.parametrize("face", FACES)
 def test_pages_stops_at_a_loop_to_itself_before_fetching_it_again(
     server: FakeServer, face: str

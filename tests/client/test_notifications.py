@@ -82,6 +82,7 @@ def test_verify_gets_the_self_link_and_keeps_nothing_of_the_body(
     ]
 
 
+@pytest.mark.attack("origin")
 @pytest.mark.parametrize("face", FACES)
 def test_a_forged_self_on_the_api_costs_one_get_and_is_an_http_error(
     server: FakeServer, face: str
@@ -129,6 +130,7 @@ REFUSED_SELF = {
 }
 
 
+@pytest.mark.attack("origin")
 @pytest.mark.parametrize("face", FACES)
 @pytest.mark.parametrize("case", list(REFUSED_SELF))
 def test_a_self_link_off_the_apis_origin_is_refused_before_sending(
@@ -155,6 +157,7 @@ BAD_SELF: dict[str, Any] = {
 }
 
 
+@pytest.mark.attack("inputs")
 @pytest.mark.parametrize("face", FACES)
 @pytest.mark.parametrize("case", list(BAD_SELF))
 def test_a_notification_without_a_usable_self_link_is_refused(
@@ -182,6 +185,7 @@ NOT_HAL: dict[str, bytes | str] = {
 }
 
 
+@pytest.mark.attack("inputs")
 @pytest.mark.parametrize("face", FACES)
 @pytest.mark.parametrize("case", list(NOT_HAL))
 def test_a_body_that_is_not_a_hal_object_is_refused(
@@ -193,6 +197,7 @@ def test_a_body_that_is_not_a_hal_object_is_refused(
     assert server.requests == []
 
 
+@pytest.mark.attack("inputs")
 @pytest.mark.parametrize("face", FACES)
 def test_a_body_over_max_response_size_is_refused_counting_utf8_bytes(
     server: FakeServer, face: str
@@ -211,6 +216,7 @@ def test_a_body_over_max_response_size_is_refused_counting_utf8_bytes(
     assert [r.path for r in api_requests(server)] == []
 
 
+@pytest.mark.attack("inputs")
 @pytest.mark.parametrize("face", FACES)
 def test_a_body_of_another_type_is_a_type_error(server: FakeServer, face: str) -> None:
     for body in ({"_links": {}}, None, 12):

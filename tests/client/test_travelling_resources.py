@@ -156,6 +156,7 @@ def test_the_copy_is_detached_and_every_navigation_names_attach(
     assert creditor.fetch()["name"] == "Demo Creditor SAS"
 
 
+@pytest.mark.attack("secrets")
 def test_nothing_secret_travels(demo: FakeServer, demo_client: rp.Client) -> None:
     creditor = demo_client.get_creditors(reference="democreditor")
     page = creditor.get_mandates(size=5)
@@ -171,6 +172,7 @@ def test_nothing_secret_travels(demo: FakeServer, demo_client: rp.Client) -> Non
             assert b"sandbox-app" not in data  # not even the app's name
 
 
+@pytest.mark.attack("secrets")
 def test_a_client_never_travels(demo: FakeServer, demo_client: rp.Client) -> None:
     aclient = demo.async_client()
     try:
@@ -184,6 +186,7 @@ def test_a_client_never_travels(demo: FakeServer, demo_client: rp.Client) -> Non
         asyncio.run(aclient.aclose())
 
 
+@pytest.mark.attack("process")
 def test_a_pickle_loads_in_a_fresh_process(demo: FakeServer, demo_client: rp.Client) -> None:
     page = demo_client.get_creditors(reference="democreditor").get_mandates(size=3)
     script = (
@@ -276,6 +279,7 @@ async def test_async_resources_travel_and_attach(demo: FakeServer) -> None:
 # --- the origin rules of the attaching client ---------------------------------------------------
 
 
+@pytest.mark.attack("origin")
 def test_an_attached_resources_links_off_the_origin_never_get_the_token(
     server: FakeServer, client: rp.Client
 ) -> None:
