@@ -7,4 +7,5 @@ from . import views
 urlpatterns = [
     path("onboarding/", views.start, name="onboarding-start"),
     path("orders/<str:order_id>/", views.order, name="order"),
+    path("notifications/", views.notification, name="notification"),
 ]

@@ -14,6 +14,7 @@ urls.py::
 
     path("onboarding/", views.start, name="onboarding-start"),
     path("orders/<str:order_id>/", views.order, name="order"),
+    path("notifications/", views.notification, name="notification"),
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Any
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
 from onboarding import Customer, http_error_for, order_state, start_onboarding
 
@@ -111,3 +113,28 @@ def start(request: HttpRequest) -> HttpResponse:
 def order(request: HttpRequest, order_id: str) -> HttpResponse:
     """The order's state as JSON."""
     return JsonResponse({"id": order_id, "state": order_state(get_client(), order_id)})
+
+
+# What the notifications said, by resource URL: stands for the app's own bookkeeping (an
+# order's state in its database).
+notified: dict[str, Any] = {}
+
+
+@csrf_exempt  # the API posts without Django's CSRF token: verify_notification is the check
+@require_POST
+def notification(request: HttpRequest) -> HttpResponse:
+    """The app's notification URL: the API POSTs a HAL document naming a resource. Nothing in
+    the body is trusted: the resource is fetched from the API (its ``self`` link, which must be
+    on the API's origin) and only that answer is used."""
+    try:
+        resource = get_client().verify_notification(request.body)  # the raw bytes
+    except (rp.ProtocolError, rp.ClientError) as exc:
+        # Not a notification of this API (refused before anything was sent), or one naming a
+        # resource the API does not serve: a forgery or a mistake, not worth a retry.
+        logger.warning("notification refused: %s", exc)
+        return HttpResponse(status=400)
+    except rp.Error as exc:  # the API could not confirm it now: ask the sender to try again
+        logger.warning("notification not confirmed: %s", exc)
+        return HttpResponse(status=503)
+    notified[resource.url or ""] = resource.get("state")
+    return HttpResponse(status=204)

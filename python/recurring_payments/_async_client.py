@@ -12,6 +12,10 @@ from typing import Any
 from . import _core
 from ._async_resource import AsyncLink, AsyncResource, _send
 from ._client_base import _PROBES, _ClientBase
+from ._notifications import read_notification
+from ._relations import NO_HEADERS
+from ._resource import Resource
+from ._resource_base import attached
 from .errors import LinkNotFoundError
 
 
@@ -112,6 +116,43 @@ class AsyncClient(_ClientBase):
         True
         """
         return await _send(self._session, "PATCH", url, variables, body, if_match=if_match)
+
+    def attach(self, res: Resource | AsyncResource, /) -> AsyncResource:
+        """``res`` bound to this client as an :class:`AsyncResource` (see
+        :meth:`Client.attach`): for a resource that was pickled or copied, or one of another
+        client (a sync :class:`Resource` included). No I/O.
+
+        >>> import pickle
+        >>> creditor = pickle.loads(pickle.dumps(client.get_creditors(reference="democreditor")))
+        >>> mine = aclient.attach(creditor)
+        >>> type(mine).__name__, asyncio.run(mine.fetch())["name"]
+        ('AsyncResource', 'Demo Creditor SAS')
+        """
+        return attached(AsyncResource, self._session, res)
+
+    def parse_notification(self, body: bytes | str, /) -> AsyncResource:
+        """The HAL document the API POSTed to your notification URL, as an
+        :class:`AsyncResource` bound to this client, without any request (not awaited): the
+        sender's claim, refused as :meth:`Client.parse_notification` says.
+
+        >>> body = server.notification_body("/creditors/democreditor")
+        >>> aclient.parse_notification(body)["name"]
+        'Demo Creditor SAS'
+        """
+        document, _ = read_notification(self._base_url, body, self._max_response_size)
+        return AsyncResource._make(self._session, document, None, NO_HEADERS, False, ())
+
+    async def verify_notification(self, body: bytes | str, /) -> AsyncResource:
+        """The resource a notification names, as the API serves it now: the checks of
+        :meth:`parse_notification`, then one GET of its ``self`` link (see
+        :meth:`Client.verify_notification`).
+
+        >>> body = server.notification_body("/creditors/democreditor")
+        >>> asyncio.run(aclient.verify_notification(body)).status
+        200
+        """
+        _, url = read_notification(self._base_url, body, self._max_response_size)
+        return await _send(self._session, "GET", url, templated=False)
 
     async def aclose(self) -> None:
         """Forget the token and the cached entry point; later requests raise RuntimeError.

@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator, Coroutine, Mapping
 from typing import Any
 
 from ._link_base import _LinkBase
-from ._resource_base import _ResourceBase
+from ._resource_base import _check_rel, _ResourceBase
 from ._session import Session
 
 
@@ -147,6 +147,7 @@ class AsyncResource(_ResourceBase[AsyncLink]):
         >>> asyncio.run(count_mandates())
         [50, 50, 20]
         """
+        self._refuse_if_detached()
         page: AsyncResource = self
         seen: set[str] = set()
         while True:
@@ -155,3 +156,21 @@ class AsyncResource(_ResourceBase[AsyncLink]):
             if url is None:
                 return
             page = await _send(self._session, "GET", url)
+
+    async def all(self, rel: str, /) -> AsyncIterator[AsyncResource]:
+        """The resources embedded under ``rel`` on this page, then on each ``next`` page:
+        ``async for mandate in page.all("mandates")``. Each further page is fetched when the
+        loop reaches it; breaking out fetches nothing more. As :meth:`Resource.all`.
+
+        >>> async def references():
+        ...     creditor = await aclient.get_creditors(reference="democreditor")
+        ...     first = await creditor.get_mandates(size=50)
+        ...     return [mandate["reference"] async for mandate in first.all("mandates")]
+        >>> found = asyncio.run(references())
+        >>> len(found), found[0], found[-1]
+        (120, 'MND-0001', 'MND-0120')
+        """
+        _check_rel(rel)
+        async for page in self.pages():
+            for item in page._embedded_items(rel):
+                yield item

@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _core
 from ._client_base import _PROBES, _ClientBase
 from ._green import _blocking
+from ._notifications import read_notification
+from ._relations import NO_HEADERS
 from ._resource import Link, Resource, _send
+from ._resource_base import attached
 from .errors import LinkNotFoundError
+
+if TYPE_CHECKING:  # the async face loads on first use (asyncio is a third of the import)
+    from ._async_resource import AsyncResource
 
 
 class Client(_ClientBase):
@@ -106,6 +112,61 @@ class Client(_ClientBase):
         True
         """
         return _send(self._session, "PATCH", url, variables, body, if_match=if_match)
+
+    def attach(self, res: Resource | AsyncResource, /) -> Resource:
+        """``res`` bound to this client: the same document (state, links, embedded resources,
+        status, headers) as a :class:`Resource` whose links this client follows. For a resource
+        that was pickled or copied (detached: its links raise ``ConfigurationError``), or one
+        of another client (an ``AsyncResource`` included). No I/O.
+
+        >>> import pickle
+        >>> creditor = pickle.loads(pickle.dumps(client.get_creditors(reference="democreditor")))
+        >>> creditor.fetch()
+        Traceback (most recent call last):
+        ...
+        recurring_payments.errors.ConfigurationError: this resource was pickled or copied ...
+        >>> client.attach(creditor).fetch()["name"]
+        'Demo Creditor SAS'
+        """
+        return attached(Resource, self._session, res)
+
+    def parse_notification(self, body: bytes | str, /) -> Resource:
+        """The HAL document the API POSTed to your notification URL, as a :class:`Resource`
+        bound to this client, without any request: everything in it is the sender's claim
+        (use :meth:`verify_notification` to act on it). ``body`` is the request's raw body.
+
+        Refused with :class:`ProtocolError` before anything is sent: a body that is not a HAL
+        JSON object, is larger than ``max_response_size`` (a ``str`` counts in UTF-8 bytes) or
+        nested too deep, or whose ``self`` link is missing, empty, one of several, a template
+        that needs variables, not on the API's origin (scheme, host and port of
+        ``base_url``), or carries userinfo.
+
+        >>> body = server.notification_body("/creditors/democreditor")
+        >>> claim = client.parse_notification(body)
+        >>> claim["name"], claim.status
+        ('Demo Creditor SAS', None)
+        >>> client.parse_notification(b'{"_links": {"self": {"href": "https://evil.example/x"}}}')
+        Traceback (most recent call last):
+        ...
+        recurring_payments.errors.ProtocolError: notification refused: its self link ...
+        """
+        document, _ = read_notification(self._base_url, body, self._max_response_size)
+        return Resource._make(self._session, document, None, NO_HEADERS, False, ())
+
+    def verify_notification(self, body: bytes | str, /) -> Resource:
+        """The resource a notification names, as the API serves it now: the checks of
+        :meth:`parse_notification`, then one GET of its ``self`` link with this client's token
+        (a call with its deadline and retries, as any GET). Nothing of the posted body is in
+        the result: a forged body costs one GET and gives the real resource or an
+        :class:`HTTPError` (e.g. :class:`NotFoundError`).
+
+        >>> body = server.notification_body("/creditors/democreditor")
+        >>> creditor = client.verify_notification(body)
+        >>> creditor["name"], creditor.status
+        ('Demo Creditor SAS', 200)
+        """
+        _, url = read_notification(self._base_url, body, self._max_response_size)
+        return _send(self._session, "GET", url, templated=False)
 
     def close(self) -> None:
         """Forget the token and the cached entry point; later requests raise RuntimeError.

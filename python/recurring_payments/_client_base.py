@@ -172,6 +172,7 @@ class _ClientBase:
         self._credentials = credentials
         self._total_timeout: float = settings.total_timeout
         self._extra_headers: list[tuple[str, str]] = settings.headers
+        self._max_response_size: int = settings.max_response_size  # notifications' limit too
         self._init_root_cache()
         telemetry_module = _telemetry_module() if settings.telemetry else None
         self._session = Session(native, settings.base_url, settings.rel_namespace, telemetry_module)
@@ -250,6 +251,20 @@ class _ClientBase:
         closed = session is None or session.native is None
         state = "closed" if closed else repr(getattr(self, "_credentials", None))
         return f"<{type(self).__name__} {base_url} {state}>"
+
+    def __reduce_ex__(self, protocol: object) -> Any:
+        # A client holds credentials and connections: it never travels. Its resources do
+        # (pickled without the client) and `client.attach(res)` binds them on the other side.
+        raise TypeError(
+            f"a {type(self).__name__} cannot be pickled or deep-copied: pickle its resources "
+            "instead, and bind them to a client there with client.attach(res)"
+        )
+
+    def __copy__(self: _C) -> _C:
+        # A shallow copy shares everything, the session included (as before `__reduce_ex__`).
+        twin = object.__new__(type(self))
+        twin.__dict__.update(self.__dict__)
+        return twin
 
     # --- internals shared with resources and links ---------------------------------------------
     def _live(self) -> _core.NativeClient:

@@ -12,7 +12,7 @@ from ._green import _blocking
 from ._headers import Headers as Headers  # re-exported: its home before errors needed it
 from ._link_base import _LinkBase
 from ._relations import RelationMap as RelationMap
-from ._resource_base import _ResourceBase
+from ._resource_base import _check_rel, _ResourceBase
 from ._session import Session
 
 
@@ -167,6 +167,7 @@ class Resource(_ResourceBase[Link]):
         >>> [len(page.embedded["mandates"]) for page in creditor.get_mandates(size=50).pages()]
         [50, 50, 20]
         """
+        self._refuse_if_detached()
         page: Resource = self
         seen: set[str] = set()
         while True:
@@ -175,3 +176,21 @@ class Resource(_ResourceBase[Link]):
             if url is None:
                 return
             page = _send(self._session, "GET", url)
+
+    def all(self, rel: str, /) -> Iterator[Resource]:
+        """The resources embedded under ``rel`` on this page, then on each ``next`` page,
+        fetched as the loop reaches them (one GET per further page, as :meth:`pages`; breaking
+        out fetches nothing more). A page without ``rel`` gives none; a single embedded
+        resource is one item. ``rel`` is a relation name as anywhere (full, short, CURIE).
+
+        >>> first = client.get_creditors(reference="democreditor").get_mandates(size=50)
+        >>> mandates = list(first.all("mandates"))
+        >>> len(mandates), mandates[0]["reference"], mandates[-1].partial
+        (120, 'MND-0001', True)
+
+        A ``next`` link back to a page already seen raises :class:`ProtocolError` instead of
+        fetching it again.
+        """
+        _check_rel(rel)
+        for page in self.pages():
+            yield from page._embedded_items(rel)

@@ -22,13 +22,14 @@ from ._relations import (
     _only_link,
     curies_in_scope,
 )
-from ._session import Session
+from ._session import DetachedSession, Session
 from .errors import Error, LinkNotFoundError, ProtocolError
 
 if TYPE_CHECKING:
     from typing_extensions import Self
 
 L = TypeVar("L", bound=_LinkBase)
+R = TypeVar("R", bound="_ResourceBase[Any]")
 _HAL_KEYS = ("_links", "_embedded")
 
 # Response bodies arrive as `_core.Document`: a read-only mapping converting fields on access.
@@ -349,15 +350,53 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
 
     def _next_url(self, seen: set[str]) -> str | None:
         """The absolute ``next`` href (also from an array of one), or ``None``; several ``next``
-        links raise ``LinkNotFoundError``; ``seen`` guards against a looping server."""
+        links raise ``LinkNotFoundError``. ``seen`` holds the URLs of the pages so far (each
+        ``next`` followed, and each page's own ``self``): a ``next`` back to one of them is a
+        looping server, a ``ProtocolError`` before anything is fetched again."""
         following = _only_link(self._doc, "next", strict=True)
         if following is None:
             return None
+        own = self._shown_url()
+        if own is not None:
+            seen.add(own)
         url = self._link_url(following, "next")
         if url in seen:
             raise ProtocolError(f"pagination loops back to {url}", method="GET", url=url)
         seen.add(url)
         return url
+
+    def _embedded_items(self, rel: str) -> list[Self]:
+        """The resources embedded under ``rel`` on this page (``all(rel)``): an array's items,
+        a single resource as one item, none when the page has no such relation. ``rel`` is
+        found as any relation name is (full, short, CURIE); an ambiguous name raises
+        ``LinkNotFoundError``."""
+        embedded = self.embedded
+        if rel in embedded._raw:
+            full: str | None = rel
+        else:
+            try:
+                full = embedded._names.find(rel)
+            except UnicodeEncodeError:  # a lone surrogate: no relation has one
+                full = None
+        if full is None:
+            return []
+        value = embedded._full(full)
+        return value if isinstance(value, list) else [value]
+
+    def _refuse_if_detached(self) -> None:
+        """Navigation of a pickled or copied resource raises ``ConfigurationError`` naming
+        ``client.attach(res)``, before anything else happens."""
+        session = self._session
+        if session.detached:
+            session.live()  # raises
+
+    # --- travelling (pickle, copy) -----------------------------------------------------------
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Its document (pickled as the JSON text, indexed again when loaded), response facts and
+        # inherited CURIEs, and of its client only the base URL and namespace (`Session`): never
+        # the client, its token or credentials. Caches (links, indexes) are made again on use.
+        args = (self._session, self._doc, self._status, self.headers, self._partial)
+        return (_rebuild, (type(self), *args, list(self._inherited)))
 
     def to_dict(self) -> dict[str, Any]:
         """The whole document as received, ``_links`` and ``_embedded`` included (a copy).
@@ -446,6 +485,37 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
             )
         out.append("</div>")
         return "".join(out)
+
+
+def _check_rel(rel: object) -> None:
+    if not isinstance(rel, str):
+        raise TypeError(f"rel must be a str, not {type(rel).__name__}")
+
+
+def _rebuild(
+    cls: type[_ResourceBase[Any]],
+    session: Session,
+    document: Mapping[str, Any],
+    status: int | None,
+    headers: Headers,
+    partial: bool,
+    curies: list[tuple[str, str]],
+) -> _ResourceBase[Any]:
+    """A resource from its pickle or copy: detached (``client.attach(res)`` binds it again).
+    A pickle or deep copy brings a `DetachedSession` already; ``copy.copy`` passes the
+    original's session, which is replaced so that any copy is detached."""
+    if not session.detached:
+        session = DetachedSession(session.base_url, session.rel_namespace)
+    return cls._make(session, document, status, headers, partial, curies)
+
+
+def attached(cls: type[R], session: Session, res: object) -> R:
+    """``res`` (a resource of either face, attached or not) bound to ``session`` as a ``cls``:
+    the same document, status, headers and CURIEs (``client.attach``)."""
+    if not isinstance(res, _ResourceBase):
+        raise TypeError(f"attach() takes a Resource or AsyncResource, not {type(res).__name__}")
+    args = (res._doc, res._status, res.headers, res._partial, res._inherited)
+    return cls._make(session, *args)
 
 
 # The descriptors of `_ResourceBase`'s slots: `_items` sets an embedded item's through them,

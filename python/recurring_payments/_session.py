@@ -9,6 +9,7 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from . import _core
+from .errors import ConfigurationError
 
 if TYPE_CHECKING:
     from ._telemetry import Recorder
@@ -52,6 +53,21 @@ class Session:
         # Pages of one collection share their relations: each index is built once per shape.
         self.rels = _core.RelCache(rel_namespace)
 
+    # A session rebuilt from a pickle or a copy has no client (`DetachedSession`).
+    detached = False
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # What travels (pickle, copy.deepcopy) is the base URL and namespace, never the native
+        # client, its token or credentials: the copy is detached until `client.attach(res)`.
+        return (DetachedSession, (self.base_url, self.rel_namespace))
+
+    def __copy__(self) -> Session:
+        # A shallow copy shares the client, as shallow copies do (only what travels detaches).
+        twin = object.__new__(type(self))
+        for name in Session.__slots__:
+            setattr(twin, name, getattr(self, name))
+        return twin
+
     def live(self) -> _core.NativeClient:
         native = self.native
         if native is None:
@@ -94,3 +110,33 @@ class Session:
     def short_name(self, rel: str) -> str:
         # A one-rel index, not cached: display names must not fill the cache of real shapes.
         return _core.RelIndex([rel], [], self.rel_namespace).short_name(rel) or rel
+
+
+class DetachedSession(Session):
+    """The session of a resource that was pickled or copied: it reads (URLs resolve against
+    the base URL, relations under the namespace) but has no client to send with. Sending
+    raises ``ConfigurationError`` naming ``client.attach(res)``, which binds it again."""
+
+    __slots__ = ()
+
+    detached = True
+
+    def __init__(self, base_url: str, rel_namespace: str | None) -> None:
+        self.native = None
+        self.base_url = base_url
+        self.rel_namespace = rel_namespace
+        self.telemetry = None
+        self.rels = _core.RelCache(rel_namespace)
+
+    def live(self) -> _core.NativeClient:
+        raise ConfigurationError(
+            "this resource was pickled or copied and is detached from any client: "
+            "bind it with client.attach(res) (AsyncClient.attach for async) to follow its links"
+        )
+
+    def resolve(self, href: str) -> str:
+        # The core's resolution of a server's href, as the client that made the resource did.
+        return _core.expand_target(self.base_url, href, None, False, None)
+
+    def close(self) -> None:
+        pass  # nothing to close

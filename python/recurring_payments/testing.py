@@ -31,6 +31,7 @@ import secrets
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
+from urllib.parse import SplitResult, urlsplit
 
 from . import _core
 from ._core import SandboxRequest
@@ -126,6 +127,18 @@ def _path(value: object) -> str | None:
             f"path must be None, a path starting with '/' or an absolute URL, not {path!r}"
         )
     return path
+
+
+def _notification_url(value: object) -> SplitResult:
+    """``notify``'s ``url``: absolute ``http(s)://host[:port]/...``, without userinfo."""
+    url = _str("url", value)
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ValueError(f"url must be an absolute http:// or https:// URL, not {url!r}")
+    if "@" in parts.netloc:
+        raise ValueError("url must not carry userinfo (user:password@)")
+    parts.port  # noqa: B018  (raises ValueError for a port that is not a number in range)
+    return parts
 
 
 def _headers(value: object) -> list[tuple[str, str]]:
@@ -429,6 +442,76 @@ class FakeServer:
             return result
 
         self._native.route(method, path_template, call)
+
+    # -- notifications ------------------------------------------------------------------------
+
+    def notification_body(self, path: str) -> bytes:
+        """The body the API would POST to an app's notification URL for the resource at
+        ``path`` (a path, optionally with a query): the document a GET of ``path`` serves, its
+        ``self`` link included (one is added to a document without it). Nothing is journaled
+        and no token is needed. A path the sandbox serves no document at (nothing there, no
+        GET, an error or an empty answer) is a ``ValueError``.
+
+        Hand it to your view through your framework's test client, then check what the view
+        did with ``client.verify_notification(body)`` (see the guide "Notifications"):
+
+        >>> body = server.notification_body("/creditors/democreditor")
+        >>> client.parse_notification(body).url == server.base_url + "/creditors/democreditor"
+        True
+        >>> server.notification_body("/nowhere")
+        Traceback (most recent call last):
+        ...
+        ValueError: the sandbox serves no document at "/nowhere" to notify about (no resource there)
+        """
+        self._urls()
+        target = _str("path", path)
+        if not target.startswith("/"):
+            raise ValueError(f"path must start with '/', not {target!r}")
+        body: bytes = self._native.notification_body(target)
+        return body
+
+    def notify(self, url: str, path: str) -> int:
+        """POST :meth:`notification_body` of ``path`` to ``url`` (your app's notification URL,
+        ``http://`` or ``https://``) as the API would: ``Content-Type: application/hal+json;
+        profile="<profile>"``. Returns the status your app answered, whatever it is (a 500 is
+        returned, not raised); a redirect is not followed. A connection that fails raises
+        ``OSError``; a path the sandbox serves nothing at is a ``ValueError``.
+
+        >>> import threading
+        >>> from http.server import BaseHTTPRequestHandler, HTTPServer
+        >>> class App(BaseHTTPRequestHandler):  # stands for your app's notification view
+        ...     def do_POST(self):
+        ...         self.rfile.read(int(self.headers["Content-Length"]))
+        ...         self.send_response(204)
+        ...         self.end_headers()
+        ...     def log_message(self, *args):
+        ...         pass
+        >>> app = HTTPServer(("127.0.0.1", 0), App)
+        >>> threading.Thread(target=app.handle_request).start()  # one request, then it ends
+        >>> server.notify(f"http://127.0.0.1:{app.server_port}/hooks", "/creditors/democreditor")
+        204
+        >>> app.server_close()
+        """
+        body = self.notification_body(path)
+        parts = _notification_url(url)
+        import http.client  # only here: notify is the one sandbox method that is an HTTP client
+
+        kind = (
+            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        )
+        connection = kind(parts.netloc, timeout=30.0)
+        headers = {
+            "Content-Type": f'application/hal+json; profile="{self.profile}"',
+            "User-Agent": "recurring-payments-sandbox",
+        }
+        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
+        try:
+            connection.request("POST", target, body=body, headers=headers)
+            response = connection.getresponse()
+            response.read()
+            return response.status
+        finally:
+            connection.close()
 
     # -- journal ------------------------------------------------------------------------------
 

@@ -125,6 +125,38 @@ def test_django_client_from_the_environment(
     assert django_views.get_client().base_url == demo.base_url
 
 
+def test_django_notification_view(demo: FakeServer, django_views: ModuleType) -> None:
+    # The notifications guide's Django view, end to end through Django's test client: the
+    # sandbox gives the body the API would POST, the view verifies it through the API.
+    from django.test import Client, override_settings
+
+    hal = f'application/hal+json; profile="{demo.profile}"'
+    with override_settings(RECURRING_PAYMENTS=settings_of(demo)), demo.client() as api:
+        order = api.create_orders.post({"reference": "o-notified", "started": True})
+        assert order.url is not None
+        body = demo.notification_body(order.url.removeprefix(demo.base_url))
+        demo.clear_requests()
+        browser = Client()
+        assert browser.post("/notifications/", body, content_type=hal).status_code == 204
+        assert django_views.notified[order.url] == "open.running"
+        assert [r.path for r in demo.requests if r.path != "/oauth/token"] == [
+            order.url.removeprefix(demo.base_url)
+        ]
+        # A forged body: its self elsewhere is refused before anything is sent.
+        demo.clear_requests()
+        forged = b'{"state": "paid", "_links": {"self": {"href": "https://evil.example/o/1"}}}'
+        assert browser.post("/notifications/", forged, content_type=hal).status_code == 400
+        assert browser.post("/notifications/", b"not json", content_type=hal).status_code == 400
+        assert demo.requests == []
+        # A self on the API that it does not serve: one GET, 404, refused.
+        missing = b'{"_links": {"self": {"href": "/orders/999999"}}}'
+        assert browser.post("/notifications/", missing, content_type=hal).status_code == 400
+        # The API unavailable: 503, so that the sender posts it again.
+        demo.fail_next(503, count=3)  # the first attempt and its two retries
+        assert browser.post("/notifications/", body, content_type=hal).status_code == 503
+        assert browser.get("/notifications/").status_code == 405
+
+
 def _last_order_id(server: FakeServer) -> str:
     with server.client() as client:
         page = client.search_orders(creditorReference="democreditor")

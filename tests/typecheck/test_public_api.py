@@ -8,6 +8,7 @@ is true at run time too. `misuse.py` beside it holds the mistakes mypy must catc
 
 from __future__ import annotations
 
+import pickle
 import sys
 from collections.abc import AsyncIterator, Coroutine, Iterator, KeysView, Mapping
 from typing import Any
@@ -108,6 +109,15 @@ def test_sync_client_resources_and_links(rp_server: FakeServer, rp_client: rp.Cl
     pages = thing.pages()
     assert_type(pages, Iterator[rp.Resource])
     assert [page["id"] for page in pages] == [1]
+    items = root.all("things")
+    assert_type(items, Iterator[rp.Resource])
+    assert list(items) == []
+    travelled = pickle.loads(pickle.dumps(thing))
+    assert_type(rp_client.attach(travelled), rp.Resource)
+    body = rp_server.notification_body("/things/1")
+    assert_type(body, bytes)
+    assert_type(rp_client.parse_notification(body), rp.Resource)
+    assert_type(rp_client.verify_notification(body.decode()), rp.Resource)
     assert_type(rp.expand_uri_template("/t{?q}", {"q": 1}), str)
     assert_type(rp.__version__, str)
 
@@ -199,6 +209,13 @@ async def test_async_client(rp_server: FakeServer, rp_async_client: rp.AsyncClie
     pages = thing.pages()
     assert_type(pages, AsyncIterator[rp.AsyncResource])
     assert [page["id"] async for page in pages] == [1, 2]
+    items = thing.all("things")
+    assert_type(items, AsyncIterator[rp.AsyncResource])
+    assert [item async for item in items] == []
+    assert_type(rp_async_client.attach(thing), rp.AsyncResource)
+    body = rp_server.notification_body("/things/1")
+    assert_type(rp_async_client.parse_notification(body), rp.AsyncResource)
+    assert_type(await rp_async_client.verify_notification(body), rp.AsyncResource)
     embedded: Mapping[str, rp.AsyncResource | list[rp.AsyncResource]] = thing.embedded
     links: Mapping[str, rp.AsyncLink | list[rp.AsyncLink]] = root.links
     assert links and not embedded

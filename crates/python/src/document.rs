@@ -18,7 +18,7 @@ use bytes::Bytes;
 use jiter::{PythonParse, StringCacheMode};
 use pyo3::exceptions::PyKeyError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
 use rp_core::error::Error;
@@ -168,6 +168,34 @@ fn parse_python(py: Python<'_>, json: &[u8]) -> PyResult<Py<PyAny>> {
 
 #[pymethods]
 impl Document {
+    /// The document of a JSON body, validated and indexed as a response's is: how a pickled
+    /// resource comes back (`__reduce__`), and how a notification's body is read.
+    #[new]
+    fn py_new(body: &[u8]) -> PyResult<Document> {
+        parse(Bytes::copy_from_slice(body)).map_err(to_py)
+    }
+
+    /// Pickled as the JSON text of this document (an embedded one's own part of the body):
+    /// loading indexes it again, so reads after a round trip are as fast as before it.
+    fn __reduce__<'py>(
+        &self,
+        py: Python<'py>,
+    ) -> (Bound<'py, pyo3::types::PyType>, (Bound<'py, PyBytes>,)) {
+        let text = PyBytes::new(py, self.doc.text());
+        (py.get_type::<Document>(), (text,))
+    }
+
+    /// Immutable: a copy is the document itself.
+    fn __copy__(slf: Py<Self>) -> Py<Self> {
+        slf
+    }
+
+    #[pyo3(signature = (memo, /))]
+    fn __deepcopy__(slf: Py<Self>, memo: &Bound<'_, PyAny>) -> Py<Self> {
+        let _ = memo; // nothing inside is copied
+        slf
+    }
+
     fn __getitem__<'py>(&self, name: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
         match self.find(name)? {
             Some(at) => self.value(name.py(), at),

@@ -139,6 +139,15 @@ impl SandboxServer {
             .map_err(sandbox_error)
     }
 
+    /// The body the API would POST to a notification URL for the resource at `path` (see
+    /// `FakeServer.notification_body`). Without the GIL: a Python route handler may run.
+    fn notification_body<'py>(&self, py: Python<'py>, path: &str) -> PyResult<Bound<'py, PyBytes>> {
+        let body = py
+            .detach(|| self.inner.notification_body(path))
+            .map_err(sandbox_error)?;
+        Ok(PyBytes::new(py, &body))
+    }
+
     fn requests(&self) -> Vec<SandboxRequest> {
         self.inner
             .requests()

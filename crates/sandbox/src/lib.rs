@@ -15,6 +15,7 @@ pub mod error;
 pub mod etag;
 pub mod faults;
 pub mod journal;
+mod notification;
 mod oauth;
 pub mod protocol;
 mod raw;
@@ -30,6 +31,7 @@ use std::path::PathBuf;
 use std::sync::{mpsc, Arc, Mutex, RwLock};
 use std::time::Duration;
 
+use bytes::Bytes;
 use hyper::server::conn::http1;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -138,6 +140,8 @@ struct Running {
     /// wait for (its runtime is rebuilt, see `runtime.rs`).
     pid: u32,
     urls: Urls,
+    /// What the requests see, also read by `notification_body`.
+    site: Arc<Site>,
     shutdown: watch::Sender<bool>,
     done: mpsc::Receiver<()>,
     /// Removes the CA file when the server stops (declared last: dropped after the task ends).
@@ -217,18 +221,42 @@ impl Sandbox {
         });
         let (shutdown, shutdown_rx) = watch::channel(false);
         let (done_tx, done) = mpsc::sync_channel(1);
+        let serving = Arc::clone(&site);
         runtime.spawn(async move {
-            accept_loop(listener, site, shutdown_rx, acceptor).await;
+            accept_loop(listener, serving, shutdown_rx, acceptor).await;
             let _ = done_tx.send(());
         });
         *running = Some(Running {
             pid: std::process::id(),
             urls: urls.clone(),
+            site,
             shutdown,
             done,
             _ca_file: ca_file,
         });
         Ok(urls)
+    }
+
+    /// The body the API would POST to a notification URL for the resource at `target` (a path,
+    /// optionally with a query): the document a GET of it serves, with a `self` link added when
+    /// it has none. Nothing is journaled. Blocking (a Python route handler may run meanwhile,
+    /// on the runtime's blocking pool): call it without the GIL held.
+    pub fn notification_body(&self, target: &str) -> Result<Bytes> {
+        let site = lock(&self.running)
+            .as_ref()
+            .filter(|r| r.pid == std::process::id())
+            .map(|r| Arc::clone(&r.site))
+            .ok_or_else(|| SandboxError::argument("the sandbox is not running"))?;
+        let runtime = rp_core::runtime::runtime()?;
+        // Spawned and waited for on a channel, not `block_on`: this may be called from a thread
+        // of the runtime's blocking pool (a route handler), where `block_on` would panic.
+        let (tx, rx) = mpsc::sync_channel(1);
+        let target = target.to_owned();
+        runtime.spawn(async move {
+            let _ = tx.send(notification::body(site, target).await);
+        });
+        rx.recv()
+            .unwrap_or_else(|_| Err(SandboxError::Internal("the sandbox task ended".into())))
     }
 
     /// Stop: close the listening socket (freeing the port), let requests in flight finish
