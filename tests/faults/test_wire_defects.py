@@ -236,3 +236,25 @@ def test_a_refused_location_after_a_get_stays_a_known_outcome(kind: str) -> None
         finally:
             api.close()
     assert caught.value.outcome_unknown is False
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(
+    ("answer", "error"),
+    [
+        (response(200, b"<html>moved</html>", [("Content-Type", "text/html")]), rp.ProtocolError),
+        (response(200, b'{"cut', HAL), rp.ProtocolError),
+        (response(500, b"", HAL), rp.ServerError),
+    ],
+)
+def test_a_bad_answer_after_a_processed_write_has_an_unknown_outcome(
+    kind: str, answer: bytes, error: type[rp.Error]
+) -> None:
+    with redirected_write(303, "/landing", lambda seen: answer) as raw:
+        api = RawApi(raw, kind)
+        try:
+            with pytest.raises(error) as caught:
+                write(api, "POST")
+        finally:
+            api.close()
+    assert type(caught.value) is error and caught.value.outcome_unknown is True

@@ -243,13 +243,14 @@ impl Client {
         // A failure after a POST/PATCH of this call was processed (answered by 301/302/303):
         // the call's outcome is unknown to the caller even though this hop was a GET, whatever
         // the failure (a 401 that stays, a refused Location, a transport error: §8, amended).
-        outcome.map_err(|e| {
-            if trace.processed {
-                e.with_outcome_unknown(true)
-            } else {
-                e
+        match outcome {
+            Ok(mut response) => {
+                response.after_processed_write = trace.processed;
+                Ok(response)
             }
-        })
+            Err(e) if trace.processed => Err(e.with_outcome_unknown(true)),
+            Err(e) => Err(e),
+        }
     }
 
     async fn follow_hops(

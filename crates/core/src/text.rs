@@ -94,6 +94,17 @@ mod tests {
     use super::*;
 
     #[test]
+    fn messages_never_quote_a_urls_userinfo() {
+        assert_eq!(
+            without_userinfo("http://u:pw@h:1/a@b?c@d"),
+            "http://h:1/a@b?c@d"
+        );
+        assert_eq!(without_userinfo("x http://a@b@h\\p"), "x http://h\\p");
+        assert_eq!(without_userinfo("/relative@x"), "/relative@x");
+        assert_eq!(double_quoted("https://u:pw@[bad"), "\"https://[bad\"");
+    }
+
+    #[test]
     fn quotes_escape_and_cut() {
         assert_eq!(double_quoted("self"), "\"self\"");
         assert_eq!(single_quoted("it's"), "'it\\'s'");

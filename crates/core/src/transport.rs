@@ -59,6 +59,9 @@ pub struct Response {
     pub body: Bytes,
     /// The first of the client's `request_id_headers` present (API.md §11).
     pub request_id: Option<String>,
+    /// A POST/PATCH of this call was processed by an earlier hop (answered 301/302/303): a
+    /// failure found in this response leaves the call's outcome unknown (API.md §8).
+    pub after_processed_write: bool,
 }
 
 impl Response {
@@ -537,6 +540,7 @@ impl Transport {
             headers,
             body,
             request_id,
+            after_processed_write: false,
         })
     }
 
@@ -797,6 +801,7 @@ mod tests {
             headers,
             body: Bytes::new(),
             request_id: None,
+            after_processed_write: false,
         };
         assert_eq!(retry_after(&response), Some(Duration::from_secs(3)));
         let mut dated = response.clone();

@@ -429,6 +429,7 @@ pub(crate) fn parse_response(
             e.with_request(method, url)
                 .with_response(response.status, pairs)
                 .with_request_id(response.request_id.as_deref())
+                .with_outcome_unknown(response.after_processed_write)
         });
         match parsed {
             Ok(document) => Some(document),
