@@ -42,6 +42,14 @@ class Client(_ClientBase):
     shows no app name, creditor or secret, until it is due for renewal. If Redis is down, slow
     (a command over ``connect_timeout``) or refusing, the client uses its own token, logs a
     WARNING at most once a minute, and no request fails because of the store.
+
+    ``request_id_headers=("Request-Id", "X-Request-Id", "X-Correlation-Id")`` names the
+    response headers that carry the request id support asks for: the first present is
+    ``err.request_id`` of an ``HTTPError`` or ``ProtocolError``, ends its message, and is in
+    the attempt's DEBUG line and span. ``proxy="http://user:pass@host:3128"`` sends every
+    request through that proxy (token requests included; ``from_env`` reads ``PROXY``), whose
+    credentials are never shown; ``trust_env=False`` ignores ``HTTP(S)_PROXY``, ``ALL_PROXY``
+    and ``NO_PROXY``.
     """
 
     def _init_root_cache(self) -> None:

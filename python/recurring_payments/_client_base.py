@@ -5,7 +5,7 @@ token. The faces (`_client.py`, `_async_client.py`) add the requests and the ent
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _core, _settings
@@ -53,6 +53,9 @@ def _read_env(prefix: str, settings: dict[str, Any]) -> None:
     # Read inline like the secrets: the URL may hold the Redis password.
     if "token_store" not in settings and os.environ.get(prefix + "TOKEN_STORE"):
         settings["token_store"] = os.environ[prefix + "TOKEN_STORE"]
+    # The proxy URL may hold the proxy's password: read inline too.
+    if "proxy" not in settings and os.environ.get(prefix + "PROXY"):
+        settings["proxy"] = os.environ[prefix + "PROXY"]
     if "total_timeout" not in settings and os.environ.get(prefix + "TOTAL_TIMEOUT"):
         variable = prefix + "TOTAL_TIMEOUT"
         settings["total_timeout"] = _settings.parse_env_seconds(variable, os.environ[variable])
@@ -109,6 +112,9 @@ class _ClientBase:
         headers: Mapping[str, str] | None = None,
         telemetry: bool = True,
         token_store: str | None = None,
+        request_id_headers: Sequence[str] = _settings.DEFAULT_REQUEST_ID_HEADERS,
+        proxy: str | None = None,
+        trust_env: bool = True,
     ) -> None:
         # Nothing is stored before every check passed: repr() of a client whose constructor
         # raised (or of a subclass asking before calling us) shows no unchecked value.
@@ -131,6 +137,9 @@ class _ClientBase:
                 headers=headers,
                 telemetry=telemetry,
                 token_store=token_store,
+                request_id_headers=request_id_headers,
+                proxy=proxy,
+                trust_env=trust_env,
             )
             _settings.check_credentials(credentials)
             native = _core.NativeClient(
@@ -149,6 +158,9 @@ class _ClientBase:
                 total_timeout=settings.total_timeout,
                 headers=settings.headers,
                 token_store=settings.token_store,
+                request_id_headers=list(settings.request_id_headers),
+                proxy=settings.proxy,
+                trust_env=settings.trust_env,
             )
         except Error as err:
             failed = err.with_traceback(None)
@@ -164,7 +176,7 @@ class _ClientBase:
             # Error trackers capture the locals of every frame of a traceback: forget the
             # arguments (base_url may hold a password, headers an API key, credentials a
             # secret) and drop the frames of the checks, which held them too.
-            base_url = credentials = headers = token_store = None  # type: ignore[assignment]
+            base_url = credentials = headers = token_store = proxy = None  # type: ignore[assignment]
             settings = None  # type: ignore[assignment]
             raise failed from None
         self._base_url = settings.base_url
@@ -181,7 +193,7 @@ class _ClientBase:
     def from_env(cls: type[_C], prefix: str = "RECURRING_PAYMENTS_", **overrides: Any) -> _C:
         """Build a client from environment variables: ``<prefix>BASE_URL``, ``PROFILE``,
         ``REL_NAMESPACE`` (optional), ``TOTAL_TIMEOUT`` (optional, seconds), ``TOKEN_STORE``
-        (optional, a Redis URL: fleet mode), and ``APP_NAME`` +
+        (optional, a Redis URL: fleet mode), ``PROXY`` (optional, a proxy URL), and ``APP_NAME`` +
         ``APP_SECRET`` or ``CREDITOR`` + ``LOGIN`` + ``PASSWORD``. Keyword arguments override
         or add constructor arguments.
 

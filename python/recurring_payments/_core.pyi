@@ -98,8 +98,9 @@ class Token:
         """
 
 # One HTTP attempt as the recorder receives it: method, url (no userinfo), status or None,
-# start and end (Unix ns), token request, resend count, the exception class name or None.
-_AttemptRecord = tuple[str, str, int | None, int, int, bool, int, str | None]
+# start and end (Unix ns), token request, resend count, the exception class name or None, the
+# response's request id or None.
+_AttemptRecord = tuple[str, str, int | None, int, int, bool, int, str | None, str | None]
 # One command to the token store (API.md §10): op, start and end (Unix ns), error type or None.
 _StoreRecord = tuple[str, int, int, str | None]
 
@@ -134,6 +135,9 @@ class NativeClient:
         total_timeout: float = 25.0,
         headers: list[tuple[str, str]] = ...,
         token_store: str | None = None,
+        request_id_headers: list[str] = ...,
+        proxy: str | None = None,
+        trust_env: bool = True,
     ) -> NativeClient: ...
     @property
     def token(self) -> Token | None: ...

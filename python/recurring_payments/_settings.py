@@ -3,7 +3,7 @@
 A bad value is a ``ConfigurationError`` naming the setting, raised at construction: not an
 ``OverflowError`` from the native layer, nor a ``TransportError`` on every later request.
 Messages quote a value only when it cannot be a secret (never ``base_url``, ``token_store``,
-``user_agent`` or a header value: a URL may carry a password, a header an API key).
+``proxy``, ``user_agent`` or a header value: a URL may carry a password, a header an API key).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numbers
 import operator
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ._credentials import AdminCredentials, AppCredentials
@@ -68,6 +68,13 @@ class Settings:
     headers: list[tuple[str, str]]
     telemetry: bool
     token_store: str | None = None
+    request_id_headers: tuple[str, ...] = ()
+    proxy: str | None = None
+    trust_env: bool = True
+
+
+# API.md §11: the response headers that carry a request id, the first present wins.
+DEFAULT_REQUEST_ID_HEADERS = ("Request-Id", "X-Request-Id", "X-Correlation-Id")
 
 
 def check(
@@ -87,6 +94,9 @@ def check(
     headers: object,
     telemetry: object = True,
     token_store: object = None,
+    request_id_headers: object = DEFAULT_REQUEST_ID_HEADERS,
+    proxy: object = None,
+    trust_env: object = True,
 ) -> Settings:
     """Every setting checked and normalised, or ``ConfigurationError`` for the first bad one
     (``check_seconds("timeout", "30")``: "timeout must be a number of seconds, not str")."""
@@ -106,6 +116,9 @@ def check(
         headers=_check_headers(headers),
         telemetry=_check_bool("telemetry", telemetry),
         token_store=check_token_store(token_store),
+        request_id_headers=_check_request_id_headers(request_id_headers),
+        proxy=check_proxy(proxy),
+        trust_env=_check_bool("trust_env", trust_env),
     )
 
 
@@ -291,6 +304,42 @@ def check_token_store(value: object) -> str | None:
     if _CONTROL.search(value) or value != value.strip() or " " in value:
         raise ConfigurationError("token_store must not contain spaces or control characters")
     return _check_utf8("token_store", value)
+
+
+def _check_request_id_headers(value: object) -> tuple[str, ...]:
+    """Header names (a sequence of ``str``, possibly empty), each a valid field name."""
+    if isinstance(value, (str, bytes)) or not isinstance(value, Sequence):
+        raise ConfigurationError(
+            "request_id_headers must be a sequence of header names such as "
+            f"('Request-Id', 'X-Request-Id'), not {type(value).__name__}"
+        )
+    names: list[str] = []
+    for name in value:
+        if not isinstance(name, str) or not _TOKEN.fullmatch(name):
+            shown = repr(name) if isinstance(name, str) else type(name).__name__
+            raise ConfigurationError(f"request_id_headers: {shown[:60]} is not a valid header name")
+        names.append(name)
+    return tuple(names)
+
+
+def check_proxy(value: object) -> str | None:
+    """``None`` or an ``http://`` / ``https://`` proxy URL, possibly with the proxy's
+    ``user:password@``. The URL is never quoted: it may hold that password (the native layer
+    checks the rest: a host, no path)."""
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise ConfigurationError(f"proxy must be None or a URL, not {type(value).__name__}")
+    _check_utf8("proxy", value)
+    scheme = _SCHEME.match(value)
+    if scheme is None or scheme.group().lower() not in ("http:", "https:"):
+        raise ConfigurationError(
+            "proxy must be an http:// or https:// URL such as http://host:3128 "
+            "(the URL is not shown)"
+        )
+    if _CONTROL.search(value) or value != value.strip() or " " in value:
+        raise ConfigurationError("proxy must not contain spaces or control characters")
+    return value
 
 
 def parse_env_seconds(variable: str, text: str) -> float:

@@ -23,6 +23,7 @@ __all__ = [
     "AuthenticationError",
     "ClientError",
     "ConfigurationError",
+    "ConflictError",
     "Error",
     "HTTPError",
     "InternalError",
@@ -30,6 +31,7 @@ __all__ = [
     "NotFoundError",
     "PreconditionFailedError",
     "ProtocolError",
+    "RateLimitError",
     "ServerError",
     "TemplateError",
     "TimeoutError",
@@ -42,8 +44,10 @@ class Error(Exception):
 
     Every error has ``outcome_unknown`` (``True`` only when a POST or PATCH was written, wholly
     or in part, and no complete response arrived: the server may have processed it) and
-    ``headers`` (a case-insensitive read-only mapping; empty when no response came). Errors
-    pickle and copy with their class, message and attributes.
+    ``headers`` (a case-insensitive read-only mapping; empty when no response came) and
+    ``request_id`` (the response's request id, from the client's ``request_id_headers``;
+    ``None`` when no response came or it named none). Errors pickle and copy with their class,
+    message and attributes.
 
     >>> import pickle
     >>> try:
@@ -58,6 +62,7 @@ class Error(Exception):
 
     outcome_unknown: bool = False
     headers: Headers = Headers([])
+    request_id: str | None = None
 
     def __str__(self) -> str:
         # KeyError (a base of LinkNotFoundError) would quote the message; keep it plain.
@@ -79,7 +84,16 @@ class ConfigurationError(Error, ValueError):
     Traceback (most recent call last):
     ...
     recurring_payments.errors.ConfigurationError: refusing plain http to api.example.com ...
+
+    Raised by a call when a redirect leads where the settings refuse to go (plain ``http://``
+    off loopback): ``outcome_unknown`` is then ``True`` if an earlier hop of the call processed
+    a POST or PATCH (answered 301/302/303).
     """
+
+    def __init__(self, message: str, *, outcome_unknown: bool = False):
+        super().__init__(message)
+        if outcome_unknown:
+            self.outcome_unknown = True
 
 
 class InternalError(Error, RuntimeError):
@@ -143,8 +157,10 @@ class HTTPError(Error):
     ``body`` (text), ``json`` (the parsed body, or ``None`` when it is empty, not JSON or nested
     deeper than 128 levels), ``code``/``message`` taken from the API's ``{"code", "message"}``
     error bodies (``None`` when absent), ``retry_after`` (seconds from ``Retry-After``, a delay
-    or a date; ``None`` when absent or unreadable) and ``outcome_unknown`` (``False``: a
-    response came).
+    or a date; ``None`` when absent or unreadable), ``request_id`` (the first header of the
+    client's ``request_id_headers`` present; it then ends the message: ``… (request id
+    abc123)``) and ``outcome_unknown`` (``False``: a response came; ``True`` when an earlier
+    hop of the call processed a POST or PATCH, answered by 301/302/303).
 
     >>> try:
     ...     client.get("/nowhere")
@@ -163,6 +179,7 @@ class HTTPError(Error):
         headers: _HeadersLike = None,
         body: str = "",
         outcome_unknown: bool = False,
+        request_id: str | None = None,
     ):
         self.status = status
         self.method = method
@@ -170,6 +187,7 @@ class HTTPError(Error):
         self.headers = _as_headers(headers)
         self.retry_after: float | None = _retry_after(self.headers.get("retry-after"))
         self.outcome_unknown = outcome_unknown
+        self.request_id = request_id
         self.body = body
         self.json: Any = _parse_json(body)
         payload = self.json if isinstance(self.json, dict) else {}
@@ -177,10 +195,16 @@ class HTTPError(Error):
         self.code: int | str | None = code if isinstance(code, (int, str)) else None
         text = payload.get("message")
         self.message: str | None = text if isinstance(text, str) else None
-        if self.message is not None:
-            detail = self.message if self.code is None else f"{self.code}: {self.message}"
+        detail = self._detail(payload)
+        if detail is not None:
             message = f"{message} ({detail})"
-        super().__init__(message)
+        super().__init__(_with_request_id(message, request_id))
+
+    def _detail(self, payload: dict[str, Any]) -> str | None:
+        """What the body says, for the message (``code: message``)."""
+        if self.message is None:
+            return None
+        return self.message if self.code is None else f"{self.code}: {self.message}"
 
 
 class ClientError(HTTPError):
@@ -208,16 +232,17 @@ class AuthenticationError(ClientError):
     401 invalid_client bad client credentials
     """
 
-    def __init__(self, message: str, **kwargs: Any):
-        super().__init__(message, **kwargs)
-        payload = self.json if isinstance(self.json, dict) else {}
+    error: str | None
+    error_description: str | None
+
+    def _detail(self, payload: dict[str, Any]) -> str | None:
         error = payload.get("error")
         description = payload.get("error_description")
-        self.error: str | None = error if isinstance(error, str) else None
-        self.error_description: str | None = description if isinstance(description, str) else None
+        self.error = error if isinstance(error, str) else None
+        self.error_description = description if isinstance(description, str) else None
         if self.error is not None and self.message is None:
-            detail = self.error if description is None else f"{self.error}: {description}"
-            self.args = (f"{self.args[0]} ({detail})",)
+            return self.error if description is None else f"{self.error}: {description}"
+        return super()._detail(payload)
 
 
 class NotFoundError(ClientError):
@@ -227,6 +252,33 @@ class NotFoundError(ClientError):
     Traceback (most recent call last):
     ...
     recurring_payments.errors.NotFoundError: GET http://...: HTTP 404 (902: no resource at /nowhere)
+    """
+
+
+class ConflictError(ClientError):
+    """A 409 answer: the request conflicts with the resource's current state (a duplicate
+    reference, a state that forbids the change). Sending it again as it is would conflict again.
+
+    >>> server.fail_next(409)
+    >>> try:
+    ...     client.root()
+    ... except rp.ConflictError as err:
+    ...     print(err.status, isinstance(err, rp.ClientError))
+    409 True
+    """
+
+
+class RateLimitError(ClientError):
+    """A 429 answer: too many requests. ``retry_after`` is the pause the server asks for
+    (seconds, from ``Retry-After``; ``None`` when it gave none). A GET was already retried
+    within ``retries`` and the call's deadline; a POST or PATCH never is.
+
+    >>> server.fail_next(429, headers={"Retry-After": "7"})
+    >>> try:
+    ...     server.client(retries=0).root()
+    ... except rp.RateLimitError as err:
+    ...     print(err.status, err.retry_after)
+    429 7.0
     """
 
 
@@ -258,9 +310,10 @@ class ProtocolError(Error):
     """The answer broke the protocol: not JSON, not a JSON object, wrong content type, a bad
     token response, nesting too deep, or a body larger than ``max_response_size``.
 
-    ``method`` and ``url`` name the request; for a response, ``status`` and ``headers`` are
-    its own (a 201 with a malformed body was still created: ``err.headers["Location"]``),
-    otherwise ``None`` and empty.
+    ``method`` and ``url`` name the request; for a response, ``status``, ``headers`` and
+    ``request_id`` are its own (a 201 with a malformed body was still created:
+    ``err.headers["Location"]``), otherwise ``None`` and empty. A known request id ends the
+    message (``… (request id abc123)``).
 
     >>> server.malformed_next()  # a 200 whose body is not JSON
     >>> client.root()
@@ -278,13 +331,15 @@ class ProtocolError(Error):
         status: int | None = None,
         headers: _HeadersLike = None,
         outcome_unknown: bool = False,
+        request_id: str | None = None,
     ):
-        super().__init__(message)
+        super().__init__(_with_request_id(message, request_id))
         self.method = method
         self.url = url
         self.status = status
         self.headers = _as_headers(headers)
         self.outcome_unknown = outcome_unknown
+        self.request_id = request_id
 
 
 class TemplateError(Error, ValueError):
@@ -324,6 +379,11 @@ _NO_HEADERS = Error.headers
 _MAX_JSON_DEPTH = 128
 # `Retry-After` delays that do not fit a u64 are unreadable, as in the core.
 _MAX_DELAY = 2**64 - 1
+
+
+def _with_request_id(message: str, request_id: str | None) -> str:
+    """The message, ended by the request id support asks for when the response named one."""
+    return message if request_id is None else f"{message} (request id {request_id})"
 
 
 def _as_headers(headers: _HeadersLike) -> Headers:

@@ -157,8 +157,20 @@ CASES: dict[str, Case] = {
     "client": Case(
         "ClientError",
         _root(),
-        lambda s: s.fail_next(409),
-        {"status": 409, "method": "GET", "code": 999, "retry_after": None},
+        lambda s: s.fail_next(418),
+        {"status": 418, "method": "GET", "code": 999, "retry_after": None},
+    ),
+    "conflict": Case(
+        "ConflictError",
+        _root(),
+        lambda s: s.fail_next(409, headers={"X-Request-Id": "conflict-1"}),
+        {"status": 409, "code": 999, "request_id": "conflict-1"},
+    ),
+    "rate_limit": Case(
+        "RateLimitError",
+        _root(retries=0),
+        lambda s: s.fail_next(429, headers={"Retry-After": "3", "Request-Id": "rate-1"}),
+        {"status": 429, "retry_after": 3.0, "request_id": "rate-1"},
     ),
     "authentication": Case(
         "AuthenticationError",

@@ -77,7 +77,7 @@ def test_a_target_that_keeps_refusing_is_an_authentication_error_of_that_hop(
         with pytest.raises(rp.AuthenticationError) as caught:
             call(api, method, "/orders", unique_body())
         err = caught.value
-        assert (err.method, err.status, err.outcome_unknown) == ("GET", 401, False)
+        assert (err.method, err.status, err.outcome_unknown) == ("GET", 401, True)
         assert (err.url or "").endswith("/landing")
         assert len(sent(api_server, method, "/orders")) == 1
         assert len(sent(api_server, "GET", "/landing")) == 2  # the hop, replayed once

@@ -35,6 +35,7 @@ pub fn error_kind(error: &Error) -> &'static str {
         Error::UnknownVariable(_) => "TypeError",
         Error::LinkNotFound { .. } => "LinkNotFoundError",
         Error::Internal(_) => "InternalError",
+        Error::Refused { .. } => "ConfigurationError",
         Error::Http(failure) if failure.authentication => "AuthenticationError",
         Error::Http(_) => "HTTPError",
     }
@@ -162,6 +163,7 @@ mod tests {
             token,
             resend_count: 0,
             error_kind: None,
+            request_id: None,
         }
     }
 

@@ -22,7 +22,8 @@ use crate::runtime::PerProcess;
 use crate::template;
 use crate::text::double_quoted;
 use crate::transport::{
-    header_value, Attempt, Deadline, Driver, Outgoing, Response, Transport, TransportConfig, Verify,
+    header_value, Attempt, Deadline, Driver, Outgoing, ProxySetting, Response, Transport,
+    TransportConfig, Verify,
 };
 
 #[derive(Debug, Clone)]
@@ -44,6 +45,11 @@ pub struct ClientConfig {
     pub headers: Vec<(String, String)>,
     /// A Redis URL to share the token with the fleet (§10); `None`: in process.
     pub token_store: Option<String>,
+    /// Response headers naming the request id, first present wins (§11).
+    pub request_id_headers: Vec<String>,
+    /// `proxy=` (a URL, possibly with the proxy's credentials) and `trust_env` (§11).
+    pub proxy: Option<String>,
+    pub trust_env: bool,
 }
 
 pub struct Client {
@@ -110,6 +116,19 @@ impl Client {
                 timeout,
             )?),
         };
+        let request_id_headers = config
+            .request_id_headers
+            .iter()
+            .map(|name| {
+                HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+                    Error::Configuration(format!(
+                        "request_id_headers: {} is not a valid header name",
+                        double_quoted(name)
+                    ))
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let proxy = ProxySetting::new(config.proxy.as_deref(), config.trust_env)?;
         let transport = Transport::new(TransportConfig {
             timeout,
             connect_timeout,
@@ -117,6 +136,8 @@ impl Client {
             max_response_size: config.max_response_size,
             verify: config.verify,
             user_agent: config.user_agent,
+            request_id_headers,
+            proxy,
         })?;
         Ok(Client {
             base,
@@ -220,15 +241,16 @@ impl Client {
         };
         attempts::settle(log, outcome.as_ref().err());
         // A failure after a POST/PATCH of this call was processed (answered by 301/302/303):
-        // the call's outcome is unknown to the caller even though this hop was a GET (§8). A
-        // failure of the write itself keeps the transport's verdict (written or never sent).
-        outcome.map_err(|e| {
-            if trace.processed && matches!(e, Error::Transport { .. } | Error::Timeout { .. }) {
-                e.with_outcome_unknown(true)
-            } else {
-                e
+        // the call's outcome is unknown to the caller even though this hop was a GET, whatever
+        // the failure (a 401 that stays, a refused Location, a transport error: §8, amended).
+        match outcome {
+            Ok(mut response) => {
+                response.after_processed_write = trace.processed;
+                Ok(response)
             }
-        })
+            Err(e) if trace.processed => Err(e.with_outcome_unknown(true)),
+            Err(e) => Err(e),
+        }
     }
 
     async fn follow_hops(
@@ -254,7 +276,15 @@ impl Client {
         let mut left_origin = false;
         let mut replayed = false;
         loop {
-            check_scheme(&hop.url, self.allow_http)?;
+            check_scheme(&hop.url, self.allow_http).map_err(|e| match e {
+                // A hop the server chose: refused as the settings say, but its error must be
+                // able to say that an earlier hop processed a write (`Client::send`).
+                Error::Configuration(message) if redirects > 0 => Error::Refused {
+                    message,
+                    outcome_unknown: false,
+                },
+                other => other,
+            })?;
             let ours = !left_origin && self.is_api_origin(&hop.url);
             let mut headers = hop.headers.clone();
             if ours {
@@ -326,12 +356,14 @@ impl Client {
         let Some(location) = response.header(LOCATION.as_str()) else {
             return Ok(None); // a 3xx without a target is answered as it is
         };
-        let url = hop.url.join(location).map_err(|_| {
+        let mut url = hop.url.join(location).map_err(|_| {
             redirect_error(
                 hop,
                 format!("unusable Location {}", double_quoted(location)),
             )
         })?;
+        // The server's `u:pw@` is never sent as Basic credentials, nor shown (see `prepare`).
+        template::strip_userinfo(&mut url);
         if url.scheme() == "http" && hop.url.scheme() == "https" {
             return Err(redirect_error(
                 hop,
@@ -396,6 +428,7 @@ impl Client {
             200..=299 => Token::from_response(&response.body, self.scope).map_err(|e| {
                 e.with_request("POST", self.token_url.as_str())
                     .with_response(response.status, response.header_pairs())
+                    .with_request_id(response.request_id.as_deref())
             }),
             400 | 401 => Err(response.into_failure("POST", true)),
             _ => Err(response.into_failure("POST", false)),
@@ -550,7 +583,8 @@ fn check_success(method: &str, response: Response) -> Result<Response> {
             message: format!("HTTP {status} with an empty body (expected a JSON document)"),
             response: None,
         }
-        .with_response(status, response.header_pairs()));
+        .with_response(status, response.header_pairs())
+        .with_request_id(response.request_id.as_deref()));
     }
     let content_type = response.header("content-type");
     if media::is(content_type, "application/hal+json")
@@ -576,7 +610,8 @@ fn check_success(method: &str, response: Response) -> Result<Response> {
         ),
         response: None,
     }
-    .with_response(response.status, response.header_pairs()))
+    .with_response(response.status, response.header_pairs())
+    .with_request_id(response.request_id.as_deref()))
 }
 
 #[cfg(test)]

@@ -13,6 +13,11 @@ pub struct HttpFailure {
     pub body: String,
     /// The 401 survived the single replay, or the token endpoint refused the credentials.
     pub authentication: bool,
+    /// The first of the client's `request_id_headers` that the response carried (API.md §11).
+    pub request_id: Option<String>,
+    /// A POST/PATCH of this call was processed before this answer came (answered 301/302/303):
+    /// its result is not in hand (API.md §8).
+    pub outcome_unknown: bool,
 }
 
 /// The status and headers of a response that broke the protocol (a 201 with a malformed body
@@ -21,6 +26,10 @@ pub struct HttpFailure {
 pub struct ResponseFacts {
     pub status: u16,
     pub headers: Vec<(String, String)>,
+    /// As `HttpFailure::request_id`.
+    pub request_id: Option<String>,
+    /// As `HttpFailure::outcome_unknown`.
+    pub outcome_unknown: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -54,6 +63,12 @@ pub enum Error {
         message: String,
         response: Option<Box<ResponseFacts>>,
     },
+    /// A redirect's target that the settings refuse (plain http off loopback, another
+    /// scheme): Python `ConfigurationError`, carrying whether an earlier hop processed a write.
+    Refused {
+        message: String,
+        outcome_unknown: bool,
+    },
     /// Malformed RFC 6570 template.
     Template(String),
     /// A variable the template does not declare (Python `TypeError`).
@@ -83,30 +98,79 @@ impl Error {
             }
             | Error::Timeout {
                 outcome_unknown, ..
+            }
+            | Error::Refused {
+                outcome_unknown, ..
             } => *outcome_unknown,
+            Error::Http(failure) => failure.outcome_unknown,
+            Error::Protocol {
+                response: Some(facts),
+                ..
+            } => facts.outcome_unknown,
             _ => false,
         }
     }
 
     /// The same error with `outcome_unknown` set to `unknown` (where the kind carries it).
     pub fn with_outcome_unknown(mut self, unknown: bool) -> Self {
-        if let Error::Transport {
-            outcome_unknown, ..
-        }
-        | Error::Timeout {
-            outcome_unknown, ..
-        } = &mut self
-        {
-            *outcome_unknown = unknown;
+        match &mut self {
+            Error::Transport {
+                outcome_unknown, ..
+            }
+            | Error::Timeout {
+                outcome_unknown, ..
+            }
+            | Error::Refused {
+                outcome_unknown, ..
+            } => *outcome_unknown = unknown,
+            Error::Http(failure) => failure.outcome_unknown = unknown,
+            Error::Protocol {
+                response: Some(facts),
+                ..
+            } => facts.outcome_unknown = unknown,
+            _ => {}
         }
         self
+    }
+
+    /// The request id of the response this error was raised for (API.md §11), if none yet.
+    pub fn with_request_id(mut self, id: Option<&str>) -> Self {
+        let slot = match &mut self {
+            Error::Http(failure) => &mut failure.request_id,
+            Error::Protocol {
+                response: Some(facts),
+                ..
+            } => &mut facts.request_id,
+            _ => return self,
+        };
+        if slot.is_none() {
+            *slot = id.map(str::to_owned);
+        }
+        self
+    }
+
+    /// The request id of the response this error was raised for (API.md §11).
+    pub fn request_id(&self) -> Option<&str> {
+        match self {
+            Error::Http(failure) => failure.request_id.as_deref(),
+            Error::Protocol {
+                response: Some(facts),
+                ..
+            } => facts.request_id.as_deref(),
+            _ => None,
+        }
     }
 
     /// Attach the response a protocol error was found in, if it has none yet.
     pub fn with_response(mut self, status: u16, headers: Vec<(String, String)>) -> Self {
         if let Error::Protocol { response, .. } = &mut self {
             if response.is_none() {
-                *response = Some(Box::new(ResponseFacts { status, headers }));
+                *response = Some(Box::new(ResponseFacts {
+                    status,
+                    headers,
+                    request_id: None,
+                    outcome_unknown: false,
+                }));
             }
         }
         self
@@ -137,7 +201,8 @@ impl fmt::Display for Error {
             Error::Configuration(m)
             | Error::Internal(m)
             | Error::Template(m)
-            | Error::UnknownVariable(m) => f.write_str(m),
+            | Error::UnknownVariable(m)
+            | Error::Refused { message: m, .. } => f.write_str(m),
             Error::Transport {
                 method,
                 url,

@@ -9,6 +9,7 @@ mod connect_deadline;
 pub mod error;
 pub mod hal;
 pub mod media;
+pub mod proxy;
 pub mod rels;
 pub mod request;
 pub mod runtime;

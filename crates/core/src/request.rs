@@ -217,7 +217,10 @@ impl Request {
     /// Check, expand and resolve against `base`; apply the body policy (GET: none; POST: JSON,
     /// `{}` when none is given; PATCH: a merge patch, required). Nothing has been sent yet.
     pub fn prepare(self, base: &Url) -> Result<Prepared> {
-        let url = self.target.resolve(base, self.name.as_deref())?;
+        let mut url = self.target.resolve(base, self.name.as_deref())?;
+        // The HTTP stack would turn userinfo into a Basic header to that origin: a link's
+        // `u:pw@` (chosen by a server) is never sent, nor shown in an error or a log.
+        crate::template::strip_userinfo(&mut url);
         let mut headers = HeaderMap::new();
         let content_type = |value| HeaderValue::from_static(value);
         let body = match (&self.method, self.body) {

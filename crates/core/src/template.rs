@@ -604,8 +604,10 @@ pub fn parse_base(base: &str) -> Result<Url> {
 
 /// Resolve a (possibly relative) reference against `base` (RFC 3986 §5).
 pub fn resolve(base: &Url, reference: &str) -> Result<Url> {
-    join(base, reference)
-        .map_err(|e| Error::Configuration(format!("cannot resolve {reference:?}: {e}")))
+    join(base, reference).map_err(|e| {
+        let shown = crate::text::double_quoted(reference);
+        Error::Configuration(format!("cannot resolve {shown}: {e}"))
+    })
 }
 
 /// Resolve `href`: from a server document (a link) as `resolve_server_href`, else as the
@@ -615,6 +617,14 @@ pub fn resolve_href(base: &Url, href: &str, from_document: bool) -> Result<Url> 
         resolve_server_href(base, href)
     } else {
         resolve(base, href)
+    }
+}
+
+/// Drop `url`'s user and password, if any (see `Request::prepare`).
+pub fn strip_userinfo(url: &mut Url) {
+    if !url.username().is_empty() || url.password().is_some() {
+        let _ = url.set_username("");
+        let _ = url.set_password(None);
     }
 }
 

@@ -17,6 +17,7 @@ pub fn single_quoted(text: &str) -> String {
 }
 
 fn quoted(text: &str, quote: char) -> String {
+    let text = &*without_userinfo(text);
     let mut out = String::with_capacity(text.len().min(MAX_QUOTED_CHARS) + 4);
     out.push(quote);
     for (i, c) in text.chars().enumerate() {
@@ -33,6 +34,22 @@ fn quoted(text: &str, quote: char) -> String {
     }
     out.push(quote);
     out
+}
+
+/// `text` with the userinfo of a URL in it (`scheme://user:password@host`) left out: a message
+/// never quotes a password, even one a server put in an href or a `Location`.
+pub fn without_userinfo(text: &str) -> std::borrow::Cow<'_, str> {
+    let Some(start) = text.find("://").map(|i| i + 3) else {
+        return text.into();
+    };
+    let rest = &text[start..];
+    let authority = rest
+        .find(['/', '?', '#', '\\'])
+        .map_or(rest, |end| &rest[..end]);
+    match authority.rfind('@') {
+        Some(at) => format!("{}{}", &text[..start], &rest[at + 1..]).into(),
+        None => text.into(),
+    }
 }
 
 /// Edit distance with adjacent transpositions (optimal string alignment), so that `slef` is one
@@ -75,6 +92,17 @@ pub(crate) fn edit_distance(a: &str, b: &str, limit: usize) -> Option<usize> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn messages_never_quote_a_urls_userinfo() {
+        assert_eq!(
+            without_userinfo("http://u:pw@h:1/a@b?c@d"),
+            "http://h:1/a@b?c@d"
+        );
+        assert_eq!(without_userinfo("x http://a@b@h\\p"), "x http://h\\p");
+        assert_eq!(without_userinfo("/relative@x"), "/relative@x");
+        assert_eq!(double_quoted("https://u:pw@[bad"), "\"https://[bad\"");
+    }
 
     #[test]
     fn quotes_escape_and_cut() {

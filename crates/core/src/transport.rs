@@ -7,11 +7,13 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant, SystemTime};
 
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderValue};
+use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_ENCODING, CONTENT_LENGTH};
 use reqwest::Method;
 
 use crate::attempts;
 use crate::error::{Error, HttpFailure, Result};
+pub use crate::proxy::ProxySetting;
+use crate::proxy::Routes;
 use crate::runtime::{PerProcess, ThreadOwned};
 
 /// How server certificates are checked.
@@ -33,6 +35,9 @@ pub struct TransportConfig {
     pub max_response_size: usize,
     pub verify: Verify,
     pub user_agent: String,
+    /// Response headers whose first present value is the request id (API.md §11).
+    pub request_id_headers: Vec<HeaderName>,
+    pub proxy: ProxySetting,
 }
 
 /// One request as the transport sends it.
@@ -52,6 +57,11 @@ pub struct Response {
     pub url: url::Url,
     pub headers: HeaderMap,
     pub body: Bytes,
+    /// The first of the client's `request_id_headers` present (API.md §11).
+    pub request_id: Option<String>,
+    /// A POST/PATCH of this call was processed by an earlier hop (answered 301/302/303): a
+    /// failure found in this response leaves the call's outcome unknown (API.md §8).
+    pub after_processed_write: bool,
 }
 
 impl Response {
@@ -80,6 +90,8 @@ impl Response {
             // left a long validation error's `.json`, `.code` and `.message` as None.
             body: String::from_utf8_lossy(&self.body).into_owned(),
             authentication,
+            request_id: self.request_id,
+            outcome_unknown: false,
         }))
     }
 }
@@ -104,6 +116,8 @@ pub struct Attempt {
     pub resend_count: u32,
     /// The exception class the boundary raises for this attempt's failure (no response came).
     pub error_kind: Option<&'static str>,
+    /// The response's request id (API.md §11), for the log line and the span.
+    pub request_id: Option<String>,
 }
 
 /// Where a request runs, and so which pool its connections come from. hyper spawns a
@@ -119,7 +133,9 @@ pub enum Driver {
     ThisThread,
 }
 
-type PoolKey = (Verify, Duration);
+/// What a pool's connections depend on: TLS, the connect timeout and where they are routed
+/// (proxies resolved from the setting and, when trusted, the environment).
+type PoolKey = (Verify, Duration, Routes);
 
 /// Held by every `Transport` built with the same TLS and connect settings (one per key in a
 /// process). The pools built for a key live as long as its lease: when the last client using
@@ -160,14 +176,18 @@ fn shared_pools() -> Result<std::sync::MutexGuard<'static, Pools>> {
 
 /// The lease for these settings: the one other clients already hold, or a new one.
 fn lease_for(config: &TransportConfig) -> Result<Arc<PoolLease>> {
-    let key = (config.verify.clone(), config.connect_timeout);
+    let key = (
+        config.verify.clone(),
+        config.connect_timeout,
+        Routes::resolve(&config.proxy),
+    );
     let mut pools = shared_pools()?;
     if let Some(lease) = pools.get(&key).and_then(|p| p.lease.upgrade()) {
         return Ok(lease);
     }
     // Build the pool now so a bad CA bundle fails at construction; before the lease, whose
     // drop takes the registry's lock that this thread holds (a failure here deadlocked).
-    let client = build_client(config)?;
+    let client = build_client(config, &key.2)?;
     let lease = Arc::new(PoolLease { key: key.clone() });
     pools.insert(
         key,
@@ -257,7 +277,7 @@ fn client_in(
         }
     }
     pools.retain(|_, pool| pool.alive());
-    let client = build_client(config)?;
+    let client = build_client(config, &lease.key.2)?;
     pools.insert(
         lease.key.clone(),
         Pool {
@@ -268,10 +288,14 @@ fn client_in(
     Ok(client)
 }
 
-fn build_client(config: &TransportConfig) -> Result<reqwest::Client> {
+fn build_client(config: &TransportConfig, routes: &Routes) -> Result<reqwest::Client> {
     // One TLS configuration per process and setting, shared by every pool (tls.rs).
     let tls = crate::tls::client_config(&config.verify)?;
-    reqwest::Client::builder()
+    // Proxies are ours to decide (proxy.rs): reqwest's own reading of the environment is off.
+    routes
+        .apply(reqwest::Client::builder().no_proxy())?
+        // RFC 9112 §5.2: a user agent unfolds an obs-folded header instead of failing.
+        .http1_allow_obsolete_multiline_headers_in_responses(true)
         .connect_timeout(config.connect_timeout)
         .pool_idle_timeout(Duration::from_secs(60))
         .tcp_nodelay(true)
@@ -380,6 +404,7 @@ impl Transport {
                 token: false,
                 resend_count: 0,
                 error_kind: None,
+                request_id: None,
             });
             let remaining = deadline.remaining();
             let cut = remaining < self.config.timeout;
@@ -406,6 +431,10 @@ impl Transport {
                 logged.error = outcome.as_ref().err().map(|e| e.to_string());
                 logged.ended_unix_ns = attempts::end_ns(started_unix_ns, elapsed);
                 logged.error_kind = outcome.as_ref().err().map(attempts::error_kind);
+                logged.request_id = match &outcome {
+                    Ok(response) => response.request_id.clone(),
+                    Err(error) => error.request_id().map(str::to_owned),
+                };
             }
             let wait = match &outcome {
                 _ if attempt >= self.config.retries => None,
@@ -469,27 +498,91 @@ impl Transport {
         let mut response = sending.await.map_err(|e| failed(&e))?;
         let limit = self.config.max_response_size;
         let status = response.status().as_u16();
-        let headers = std::mem::take(response.headers_mut());
+        let mut headers = std::mem::take(response.headers_mut());
+        let request_id = self.request_id(&headers);
+        let too_large = |headers: &HeaderMap| {
+            too_large(method, url, limit)
+                .with_response(status, pairs(headers))
+                .with_request_id(request_id.as_deref())
+        };
         if let Some(length) = response.content_length() {
             if length > limit as u64 {
-                return Err(too_large(method, url, limit).with_response(status, pairs(&headers)));
+                return Err(too_large(&headers));
             }
         }
         let announced = response.content_length().unwrap_or(0);
         let mut body = Collected::Empty;
         while let Some(chunk) = response.chunk().await.map_err(|e| failed(&e))? {
             if body.len() + chunk.len() > limit {
-                return Err(too_large(method, url, limit).with_response(status, pairs(&headers)));
+                return Err(too_large(&headers));
             }
             body.push(chunk, announced);
+        }
+        let mut body = body.into_bytes();
+        // reqwest decodes `gzip` spelled in lower case only; content codings ignore case
+        // (RFC 9110 §8.4.1), so another spelling is decoded here.
+        if is_gzip(&headers) {
+            body = gunzip(&body, limit).map_err(|e| match e {
+                Gunzip::TooLarge => too_large(&headers),
+                Gunzip::Corrupt(detail) => Error::Transport {
+                    method: method.to_owned(),
+                    url: url.to_owned(),
+                    message: format!("response body failed: gzip: {detail}"),
+                    outcome_unknown: false,
+                },
+            })?;
+            headers.remove(CONTENT_ENCODING);
+            headers.remove(CONTENT_LENGTH);
         }
         Ok(Response {
             status,
             url: request.url.clone(),
             headers,
-            body: body.into_bytes(),
+            body,
+            request_id,
+            after_processed_write: false,
         })
     }
+
+    /// The first of `request_id_headers` present in `headers` (names ignore case).
+    fn request_id(&self, headers: &HeaderMap) -> Option<String> {
+        self.config.request_id_headers.iter().find_map(|name| {
+            let value = headers.get(name)?;
+            Some(String::from_utf8_lossy(value.as_bytes()).trim().to_owned())
+        })
+    }
+}
+
+/// A `Content-Encoding` that is gzip in another spelling than reqwest's (`GZIP`, `x-gzip`).
+fn is_gzip(headers: &HeaderMap) -> bool {
+    let mut codings = headers.get_all(CONTENT_ENCODING).iter();
+    match (codings.next(), codings.next()) {
+        (Some(value), None) => value.to_str().is_ok_and(|v| {
+            let v = v.trim();
+            v.eq_ignore_ascii_case("gzip") || v.eq_ignore_ascii_case("x-gzip")
+        }),
+        _ => false,
+    }
+}
+
+enum Gunzip {
+    TooLarge,
+    Corrupt(String),
+}
+
+/// A gzip body decoded, at most `limit` bytes of it (a small bomb stays small).
+fn gunzip(body: &[u8], limit: usize) -> std::result::Result<Bytes, Gunzip> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    let cap = u64::try_from(limit).unwrap_or(u64::MAX).saturating_add(1);
+    flate2::read::MultiGzDecoder::new(body)
+        .take(cap)
+        .read_to_end(&mut out)
+        .map_err(|e| Gunzip::Corrupt(e.to_string()))?;
+    if out.len() > limit {
+        return Err(Gunzip::TooLarge);
+    }
+    Ok(Bytes::from(out))
 }
 
 /// A response body as it arrives. Most bodies come in one chunk, kept as it is (never copied);
@@ -675,6 +768,8 @@ mod tests {
             max_response_size: 1 << 20,
             verify,
             user_agent: "test".into(),
+            request_id_headers: Vec::new(),
+            proxy: ProxySetting::Environment,
         };
         // On a thread: the registry's lock, held by the failing build, deadlocked the caller.
         let (done, outcome) = std::sync::mpsc::channel();
@@ -705,6 +800,8 @@ mod tests {
             url: url::Url::parse("https://h/").unwrap(),
             headers,
             body: Bytes::new(),
+            request_id: None,
+            after_processed_write: false,
         };
         assert_eq!(retry_after(&response), Some(Duration::from_secs(3)));
         let mut dated = response.clone();

@@ -65,7 +65,8 @@ impl NativeClient {
     #[new]
     #[pyo3(signature = (base_url, *, credentials, profile, timeout, connect_timeout, retries,
         token_leeway, max_response_size, allow_http, verify, user_agent, logger,
-        total_timeout=25.0, headers=Vec::new(), token_store=None))]
+        total_timeout=25.0, headers=Vec::new(), token_store=None,
+        request_id_headers=Vec::new(), proxy=None, trust_env=true))]
     #[allow(clippy::too_many_arguments)]
     fn new(
         base_url: String,
@@ -83,6 +84,9 @@ impl NativeClient {
         total_timeout: f64,
         headers: Vec<(String, String)>,
         token_store: Option<String>,
+        request_id_headers: Vec<String>,
+        proxy: Option<String>,
+        trust_env: bool,
     ) -> Outcome<Self> {
         let config = ClientConfig {
             base_url,
@@ -99,6 +103,9 @@ impl NativeClient {
             total_timeout,
             headers,
             token_store,
+            request_id_headers,
+            proxy,
+            trust_env,
         };
         let py = credentials.py();
         // Building the pool may read a CA file, the token store derives its keys (PBKDF2):
@@ -339,17 +346,32 @@ fn log_attempts(logger: &Bound<'_, PyAny>, attempts: &[Attempt]) {
         let status = a
             .status
             .map_or_else(|| a.error.clone().unwrap_or_default(), |s| s.to_string());
-        let _ = logger.call_method1(
-            "debug",
-            (
-                "%s %s -> %s in %.1f ms (attempt %d)",
-                &a.method,
-                &a.url,
-                status,
-                a.elapsed.as_secs_f64() * 1000.0,
-                a.attempt,
+        let milliseconds = a.elapsed.as_secs_f64() * 1000.0;
+        let _ = match &a.request_id {
+            Some(id) => logger.call_method1(
+                "debug",
+                (
+                    "%s %s -> %s in %.1f ms (attempt %d, request id %s)",
+                    &a.method,
+                    &a.url,
+                    status,
+                    milliseconds,
+                    a.attempt,
+                    id,
+                ),
             ),
-        );
+            None => logger.call_method1(
+                "debug",
+                (
+                    "%s %s -> %s in %.1f ms (attempt %d)",
+                    &a.method,
+                    &a.url,
+                    status,
+                    milliseconds,
+                    a.attempt,
+                ),
+            ),
+        };
     }
 }
 
@@ -406,6 +428,8 @@ pub(crate) fn parse_response(
             let (url, pairs) = (response.url.as_str(), response.header_pairs());
             e.with_request(method, url)
                 .with_response(response.status, pairs)
+                .with_request_id(response.request_id.as_deref())
+                .with_outcome_unknown(response.after_processed_write)
         });
         match parsed {
             Ok(document) => Some(document),

@@ -37,6 +37,8 @@ classes! {
     authentication: "AuthenticationError",
     not_found: "NotFoundError",
     precondition_failed: "PreconditionFailedError",
+    conflict: "ConflictError",
+    rate_limit: "RateLimitError",
     server: "ServerError",
     protocol: "ProtocolError",
     template: "TemplateError",
@@ -88,6 +90,12 @@ fn convert(py: Python<'_>, error: Error) -> PyResult<PyErr> {
     let kwargs = PyDict::new(py);
     let class = match error {
         Error::Configuration(_) => &classes.configuration,
+        Error::Refused {
+            outcome_unknown, ..
+        } => {
+            kwargs.set_item("outcome_unknown", outcome_unknown)?;
+            &classes.configuration
+        }
         Error::Internal(_) => &classes.internal,
         Error::Template(_) => &classes.template,
         Error::LinkNotFound { .. } => &classes.link_not_found,
@@ -121,6 +129,8 @@ fn convert(py: Python<'_>, error: Error) -> PyResult<PyErr> {
             if let Some(facts) = response {
                 kwargs.set_item("status", facts.status)?;
                 kwargs.set_item("headers", facts.headers)?;
+                kwargs.set_item("request_id", facts.request_id)?;
+                kwargs.set_item("outcome_unknown", facts.outcome_unknown)?;
             }
             &classes.protocol
         }
@@ -130,10 +140,14 @@ fn convert(py: Python<'_>, error: Error) -> PyResult<PyErr> {
             kwargs.set_item("url", &failure.url)?;
             kwargs.set_item("headers", &failure.headers)?;
             kwargs.set_item("body", &failure.body)?;
+            kwargs.set_item("request_id", &failure.request_id)?;
+            kwargs.set_item("outcome_unknown", failure.outcome_unknown)?;
             match failure.status {
                 _ if failure.authentication => &classes.authentication,
                 404 => &classes.not_found,
+                409 => &classes.conflict,
                 412 => &classes.precondition_failed,
+                429 => &classes.rate_limit,
                 400..=499 => &classes.client,
                 500..=599 => &classes.server,
                 _ => &classes.http,

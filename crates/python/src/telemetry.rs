@@ -8,7 +8,8 @@ use rp_core::auth::StoreEvent;
 use rp_core::transport::Attempt;
 
 /// Call `recorder(attempts, template, store)` once, with every attempt of the call as a tuple
-/// `(method, url, status | None, start_ns, end_ns, token_request, resend_count, error_kind | None)`,
+/// `(method, url, status | None, start_ns, end_ns, token_request, resend_count, error_kind | None,
+/// request_id | None)`,
 /// the template the request was expanded from (`Prepared::template`) or None, and the token
 /// store's commands (§10) as `(op, start_ns, end_ns, error_type | None)`.
 /// Only with the GIL and no Rust lock held: on the caller's thread (sync) or the completion
@@ -38,6 +39,7 @@ pub(crate) fn record(
                 a.token,
                 a.resend_count,
                 a.error_kind,
+                a.request_id.as_deref(),
             )
                 .into_pyobject(py)
         })
