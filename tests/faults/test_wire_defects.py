@@ -246,6 +246,7 @@ def test_a_refused_location_after_a_get_stays_a_known_outcome(kind: str) -> None
         (response(200, b'{"cut', HAL), rp.ProtocolError),
         (response(500, b"", HAL), rp.ServerError),
     ],
+    ids=["html", "cut-json", "500"],
 )
 def test_a_bad_answer_after_a_processed_write_has_an_unknown_outcome(
     kind: str, answer: bytes, error: type[rp.Error]
