@@ -172,7 +172,8 @@ def pyreqwest() -> None:
         _check(client.get(url).headers(headers).build().send().json())
 
 
-# bench.py's client names -> the function here (the interpreter's reference first).
+# bench.py's client names -> the function here (the interpreter's reference first), and the
+# modules each needs: bench.py leaves out a client whose modules are not all installed.
 CLIENTS = {
     "python alone (reference)": python,
     "recurring_payments": recurring_payments,
@@ -182,6 +183,16 @@ CLIENTS = {
     "niquests": niquests,
     "pycurl+orjson": pycurl_orjson,
     "pyreqwest": pyreqwest,
+}
+NEEDS = {
+    "python alone (reference)": (),
+    "recurring_payments": ("recurring_payments",),
+    "requests+uritemplate": ("requests", "uritemplate"),
+    "httpx": ("httpx", "uritemplate"),
+    "urllib3": ("urllib3", "uritemplate"),
+    "niquests": ("niquests", "uritemplate"),
+    "pycurl+orjson": ("pycurl", "orjson", "uritemplate"),
+    "pyreqwest": ("pyreqwest", "uritemplate"),
 }
 
 if __name__ == "__main__":

@@ -79,6 +79,11 @@ def test_every_peer_of_the_harness_is_smoke_tested(bench: Any) -> None:
     # A peer added to bench.py without a line here would never run outside `make bench`.
     assert set(bench.SYNC_CLIENTS) == {bench.OURS, *SYNC_PEERS}
     assert set(bench.ASYNC_CLIENTS) == {bench.OURS, *ASYNC_PEERS}
+    import cold_start  # every sync client has its cold start, with the modules it needs
+
+    assert (
+        set(cold_start.CLIENTS) == set(cold_start.NEEDS) == {*bench.SYNC_CLIENTS, bench.COLD_PYTHON}
+    )
 
 
 @pytest.mark.parametrize("name", SYNC_PEERS)
@@ -114,6 +119,22 @@ def test_an_async_peer_follows(bench: Any, either: Any, name: str) -> None:
         return rate
 
     assert asyncio.run(run()) > 0
+
+
+def test_eight_threads_run_ours_shared_and_each_installed_peer(bench: Any, either: Any) -> None:
+    out: dict[str, Any] = {}
+    bench.threads(either, 1, 4, out)
+    rates = out[f"threads/{either.name}"]
+    expected = {bench.OURS} | {
+        name for name, modules in SYNC_PEERS.items() if all(map(_installed, modules))
+    }
+    assert set(rates) == expected and all(r[0] > 0 for r in rates.values())
+
+
+def _installed(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
 
 
 def test_the_cold_start_runs_every_installed_client(bench: Any, target: Any) -> None:
