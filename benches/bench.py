@@ -971,8 +971,9 @@ def _child_env(server: Server) -> dict[str, str]:
 
 
 def child_server() -> Server:
-    name, base, profile, app, ca = json.loads(os.environ["BENCH_CHILD_SERVER"])
-    return Server(name, base, profile, (app[0], app[1]), ca)
+    # [name, base, profile, [app, secret]], and the CA bundle of an HTTPS server if any
+    name, base, profile, app, *ca = json.loads(os.environ["BENCH_CHILD_SERVER"])
+    return Server(name, base, profile, (app[0], app[1]), *ca)
 
 
 _RSS_CHILD = """

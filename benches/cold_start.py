@@ -26,7 +26,7 @@ JSON = {"Accept": "application/json"}  # the token endpoint answers JSON only
 def _server() -> tuple[str, str, str, tuple[str, str]]:
     import json
 
-    name, base, profile, app, _ = json.loads(os.environ["BENCH_CHILD_SERVER"])
+    name, base, profile, app = json.loads(os.environ["BENCH_CHILD_SERVER"])[:4]
     return name, base, profile, (app[0], app[1])
 
 
