@@ -61,9 +61,9 @@ bench: ## the benchmarks of benches/ vs the peers, with the targets' table (rele
 	test -x $(BENCH_VENV)/bin/python || python3 -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/pip install -q -e '.[bench]' opentelemetry-api opentelemetry-sdk
 	bash benches/run.sh $(BENCH_VENV)/bin/python $(BENCH_ARGS)
-	# The sequential follow again, client and servers on one vCPU: its CPU work, without the
-	# wake-up of an idle vCPU that this VM adds to every round trip (BENCHMARKS.md).
-	taskset -c 0 bash benches/run.sh $(BENCH_VENV)/bin/python --only sequential --placement "one vCPU"
+	# The sequential and async follows again, client and servers on one vCPU: their CPU work,
+	# without the wake-up of an idle vCPU that this VM adds to every round trip (BENCHMARKS.md).
+	taskset -c 0 bash benches/run.sh $(BENCH_VENV)/bin/python --only sequential,async --placement "one vCPU"
 	bash benches/sandbox_wrk.sh 5s $(BENCH_VENV)/bin/python
 	$(BENCH_VENV)/bin/python benches/fleet.py
 

@@ -5,8 +5,8 @@ callgrind twice, N times and 0 times, so that start-up, imports and warm-up canc
 
 WORKLOAD: follow, mandates, wide, wide-all, async (ours); untraced-follow (ours with
 ``telemetry=False``: against ``follow``, what telemetry costs with no SDK configured, in
-instructions); pyreqwest-follow, requests-follow (a peer's follow: its instruction count
-against ours is a ratio that load does not move).
+instructions); pyreqwest-follow, requests-follow, urllib3-follow, pycurl-follow (a peer's
+follow: its instruction count against ours is a ratio that load does not move).
 
 The server comes from ``BENCH_CHILD_SERVER`` (bench.child_server). Before the N repetitions
 one untimed round warms everything a repetition uses (token, entry point, connection, the
@@ -48,6 +48,8 @@ def main(workload: str, n: int) -> None:
         "untraced-follow": lambda server: bench.ours(server, telemetry=False),
         "pyreqwest-follow": bench.pyreqwest_client,
         "requests-follow": bench.requests_client,
+        "urllib3-follow": bench.urllib3_client,
+        "pycurl-follow": bench.pycurl_client,
     }
     client = others.get(workload, bench.ours)(bench.child_server())
     if workload.endswith("follow"):

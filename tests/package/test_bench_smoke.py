@@ -1,7 +1,9 @@
 """The benchmark harness (benches/) still runs: its documents load into the sandbox through
 ``serve --resources``' loader, our client's side of each workload gives the right answers, and
 the workloads that run only ours (telemetry, memory, import) and the table run at tiny sizes.
-The peers are not installed here; `make bench` runs the real thing."""
+Each peer (the `bench` extra) that is installed runs its follow, its collections and its cold
+start against the sandbox, over HTTP and HTTPS, and must agree with ours; a peer that is not
+installed is skipped by name. `make bench` runs the real thing."""
 
 from __future__ import annotations
 
@@ -28,24 +30,125 @@ def bench(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Any]:
 
     fixture.main(tmp_path, "http://127.0.0.1:9")
     yield module
-    for name in ("bench", "fixture"):
+    for name in ("bench", "fixture", "cold_start"):
         sys.modules.pop(name, None)
+
+
+def _sandbox(bench: Any, tmp_path: Path, tls: bool) -> Iterator[Any]:
+    with FakeServer(tls=tls) as server:
+        load_resources(server, str(tmp_path / "sandbox.json"))
+        yield bench.Server(
+            "sandbox-https" if tls else "sandbox",
+            server.base_url,
+            server.profile,
+            (server.credentials.app_name, server.credentials.app_secret),
+            server.ca_path if tls else None,
+        )
 
 
 @pytest.fixture
 def target(bench: Any, tmp_path: Path) -> Iterator[Any]:
-    with FakeServer() as server:
-        load_resources(server, str(tmp_path / "sandbox.json"))
-        yield bench.Server(
-            "sandbox",
-            server.base_url,
-            server.profile,
-            (server.credentials.app_name, server.credentials.app_secret),
-        )
+    yield from _sandbox(bench, tmp_path, tls=False)
 
 
-def test_our_side_of_every_workload(bench: Any, target: Any, tmp_path: Path) -> None:
-    ours = bench.ours(target)
+@pytest.fixture(params=[False, True], ids=["http", "https"])
+def either(bench: Any, tmp_path: Path, request: pytest.FixtureRequest) -> Iterator[Any]:
+    """The sandbox over HTTP, then over HTTPS with its own CA (what every client is given)."""
+    yield from _sandbox(bench, tmp_path, tls=request.param)
+
+
+# bench.py's peer -> the modules it needs (skipped by name when one is missing).
+SYNC_PEERS = {
+    "requests+uritemplate": ("requests", "uritemplate"),
+    "httpx": ("httpx", "uritemplate"),
+    "urllib3": ("urllib3", "uritemplate"),
+    "niquests": ("niquests", "uritemplate"),
+    "pycurl+orjson": ("pycurl", "orjson", "uritemplate"),
+    "pyreqwest": ("pyreqwest", "httpx", "uritemplate"),
+}
+ASYNC_PEERS = {
+    "aiohttp": ("aiohttp", "httpx", "uritemplate"),
+    "httpx": ("httpx", "uritemplate"),
+    "niquests": ("niquests", "uritemplate"),
+    "rnet": ("rnet", "httpx", "uritemplate"),
+    "pyreqwest": ("pyreqwest", "httpx", "uritemplate"),
+}
+
+
+def test_every_peer_of_the_harness_is_smoke_tested(bench: Any) -> None:
+    # A peer added to bench.py without a line here would never run outside `make bench`.
+    assert set(bench.SYNC_CLIENTS) == {bench.OURS, *SYNC_PEERS}
+    assert set(bench.ASYNC_CLIENTS) == {bench.OURS, *ASYNC_PEERS}
+    import cold_start  # every sync client has its cold start, with the modules it needs
+
+    assert (
+        set(cold_start.CLIENTS) == set(cold_start.NEEDS) == {*bench.SYNC_CLIENTS, bench.COLD_PYTHON}
+    )
+
+
+@pytest.mark.parametrize("name", SYNC_PEERS)
+def test_a_sync_peer_follows_and_reads_the_collections_as_ours(
+    bench: Any, either: Any, name: str
+) -> None:
+    for module in SYNC_PEERS[name]:
+        pytest.importorskip(module)
+    peer = bench.SYNC_CLIENTS[name](either)
+    try:
+        for i in range(20):
+            peer.follow(i)
+        assert {c: read() for c, read in peer.collections.items()} == {
+            "mandates": ACTIVE,
+            "wide": ACTIVE,
+            "wide-all": ACTIVE,
+        }
+    finally:
+        peer.close()
+
+
+@pytest.mark.parametrize("name", ASYNC_PEERS)
+def test_an_async_peer_follows(bench: Any, either: Any, name: str) -> None:
+    for module in ASYNC_PEERS[name]:
+        pytest.importorskip(module)
+
+    async def run() -> float:
+        follow, aclose = await bench.ASYNC_CLIENTS[name](either, 4)
+        try:
+            rate: float = await bench._drive(follow, 4, 0.1)
+        finally:
+            await aclose()
+        return rate
+
+    assert asyncio.run(run()) > 0
+
+
+def test_eight_threads_run_ours_shared_and_each_installed_peer(bench: Any, either: Any) -> None:
+    out: dict[str, Any] = {}
+    bench.threads(either, 1, 4, out)
+    rates = out[f"threads/{either.name}"]
+    expected = {bench.OURS} | {
+        name for name, modules in SYNC_PEERS.items() if all(map(_installed, modules))
+    }
+    assert set(rates) == expected and all(r[0] > 0 for r in rates.values())
+
+
+def _installed(module: str) -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec(module) is not None
+
+
+def test_the_cold_start_runs_every_installed_client(bench: Any, target: Any) -> None:
+    out: dict[str, Any] = {}
+    bench.cold_start(target, 1, out)
+    cold = out["cold/sandbox"]
+    # The interpreter alone and ours always; each peer that is installed, from the same script.
+    assert cold[bench.OURS][0] > cold[bench.COLD_PYTHON][0] > 0
+    row = next(line for line in bench.table(out).splitlines() if line.startswith("| cold start"))
+    assert "(ours" in row and "its time)" in row  # the interpreter: a reference, no peer
+
+
+def test_our_side_of_every_workload(bench: Any, either: Any, tmp_path: Path) -> None:
+    ours = bench.ours(either)
     for i in range(20):
         ours.follow(i)
     assert {name: read() for name, read in ours.collections.items()} == {
@@ -56,7 +159,7 @@ def test_our_side_of_every_workload(bench: Any, target: Any, tmp_path: Path) -> 
     ours.close()
 
     async def run_async() -> float:
-        follow, aclose = await bench.ours_async(target, 4)
+        follow, aclose = await bench.ours_async(either, 4)
         rate: float = await bench._drive(follow, 4, 0.1)
         await aclose()
         return rate
@@ -139,3 +242,30 @@ def test_the_telemetry_row_gives_what_telemetry_costs(bench: Any, on: float, exp
         if "telemetry" in line
     ]
     assert row.endswith(expected), row
+
+
+@pytest.mark.parametrize(
+    ("placement", "pycurl", "expected"),
+    [
+        ("one vCPU", 1.6, "≥ 1.5\u00d7 every peer | met |"),
+        ("one vCPU", 1.4, "≥ 1.5\u00d7 every peer | **not met** |"),
+        ("", 1.4, "≥ 1.25\u00d7 every peer | met |"),
+    ],
+)
+def test_the_sequential_target_counts_every_peer_and_no_reference(
+    bench: Any, monkeypatch: pytest.MonkeyPatch, placement: str, pycurl: float, expected: str
+) -> None:
+    monkeypatch.setattr(bench, "PLACEMENT", placement)
+    rounds = {
+        bench.OURS: [100.0],
+        "requests+uritemplate": [1700.0],
+        "pycurl+orjson": [100.0 * pycurl],
+        "pyreqwest": [160.0],
+        bench.FLOOR: [60.0],  # faster than ours: a reference, it does not fail the target
+    }
+    [row] = [
+        line
+        for line in bench.table({"sequential/nginx-https": rounds}).splitlines()
+        if "sequential" in line
+    ]
+    assert "| nginx-https |" in row and row.endswith(expected), row
