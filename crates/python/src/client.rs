@@ -14,13 +14,13 @@ use rp_core::attempts;
 use rp_core::auth::{Credentials, StoreEvent};
 use rp_core::client::{Client, ClientConfig};
 use rp_core::error::Error;
-use rp_core::request::{Prepared, Request};
 use rp_core::runtime::block_on_here;
 use rp_core::transport::{Attempt, Driver, Response, Verify};
 
+use super::call::{self, Call, CallOptions};
 use super::observed::{Observed, Slot};
 use super::token::PyToken;
-use super::{aio, client_async, convert, document, telemetry, template};
+use super::{aio, client_async, convert, document, telemetry};
 
 fn credentials_from(obj: &Bound<'_, PyAny>) -> PyResult<Credentials> {
     let text = |name: &str| -> PyResult<String> { obj.getattr(name)?.extract() };
@@ -142,21 +142,25 @@ impl NativeClient {
     }
 
     /// `headers`: this call's extra headers for the token request (the trace context);
-    /// `recorder`: called once with the attempts (`telemetry.rs`).
-    #[pyo3(signature = (*, headers=None, recorder=None))]
+    /// `recorder`: called once with the attempts (`telemetry.rs`); `options`: a derived
+    /// client's `CallOptions`.
+    #[pyo3(signature = (*, headers=None, recorder=None, options=None))]
     fn authenticate(
         &self,
         py: Python<'_>,
         headers: Option<Vec<(String, String)>>,
         recorder: Option<Py<PyAny>>,
+        options: Option<&Bound<'_, CallOptions>>,
     ) -> Outcome<PyToken> {
         let core = self.core()?;
         let headers = headers.unwrap_or_default();
+        let options = call::options_of(options);
         let slot = Slot::default();
         let waited = wait(py, async {
             let mut observed = Observed::into_slot(&slot);
             let (log, store_log) = (&mut observed.log, &mut observed.store_log);
-            let outcome = core.authenticate(&headers, Driver::ThisThread, log, store_log);
+            let driver = Driver::ThisThread;
+            let outcome = core.authenticate(&headers, &options, driver, log, store_log);
             let outcome = outcome.await;
             let (log, store_log, _) = observed.finish();
             (outcome, log, store_log)
@@ -174,33 +178,19 @@ impl NativeClient {
         Ok(PyToken::from(outcome?))
     }
 
-    /// Send one request: `method`, `href` (a URL, or a template when `templated` says so, or
-    /// when it holds a `{` and `templated` is None) with `variables` (a mapping), the JSON
-    /// `body`, `if_match` and per-call `headers` for the API's origin (token endpoint
-    /// included); `name` is what messages call the target (a link's relation); `recorder`, if
-    /// given, is called once with the attempts and the template (`telemetry.rs`). Returns
-    /// (status, headers: an iterable of (name, value) pairs, made when iterated, document or
-    /// None for an empty body).
-    #[pyo3(signature = (method, href, variables=None, body=None, templated=None, name=None,
-        if_match=None, headers=None, recorder=None))]
-    #[allow(clippy::too_many_arguments)]
+    /// Send one request, `call` (see `call::Call`: method, target, variables, body, if_match,
+    /// per-call headers and options); `recorder`, if given, is called once with the attempts
+    /// and the template (`telemetry.rs`). Returns (status, headers: an iterable of (name,
+    /// value) pairs, made when iterated, document or None for an empty body).
+    #[pyo3(signature = (call, recorder=None))]
     fn send<'py>(
         &self,
         py: Python<'py>,
-        method: &str,
-        href: String,
-        variables: Option<&Bound<'py, PyAny>>,
-        body: Option<&Bound<'py, PyAny>>,
-        templated: Option<bool>,
-        name: Option<String>,
-        if_match: Option<String>,
-        headers: Option<Vec<(String, String)>>,
+        call: Call<'py>,
         recorder: Option<Py<PyAny>>,
     ) -> Outcome<Bound<'py, PyTuple>> {
         let core = self.core()?;
-        let request = prepare(
-            &core, method, href, variables, body, templated, name, if_match, headers,
-        )?;
+        let request = call.prepare(&core)?;
         // Only a recorder reads the template (telemetry off: nothing copied).
         let template = recorder.as_ref().and(request.template.clone());
         let slot = Slot::default();
@@ -231,12 +221,13 @@ impl NativeClient {
 
     /// Like `authenticate`, as an awaitable (call it from a coroutine of the running loop), and
     /// the `Abort` of its request, which that coroutine calls when its await is interrupted.
-    #[pyo3(signature = (*, headers=None, recorder=None))]
+    #[pyo3(signature = (*, headers=None, recorder=None, options=None))]
     fn authenticate_async<'py>(
         &self,
         py: Python<'py>,
         headers: Option<Vec<(String, String)>>,
         recorder: Option<Py<PyAny>>,
+        options: Option<&Bound<'py, CallOptions>>,
     ) -> PyResult<(Bound<'py, PyAny>, aio::Abort)> {
         let observers = client_async::Observers {
             logger: self.logger.clone_ref(py),
@@ -244,31 +235,21 @@ impl NativeClient {
             template: None,
         };
         let headers = headers.unwrap_or_default();
-        client_async::authenticate(py, self.core()?, observers, headers)
+        let options = call::options_of(options);
+        client_async::authenticate(py, self.core()?, observers, headers, options)
     }
 
     /// Like `send`, as an awaitable (call it from a coroutine of the running loop), and the
     /// `Abort` of its request, which that coroutine calls when its await is interrupted.
-    #[pyo3(signature = (method, href, variables=None, body=None, templated=None, name=None,
-        if_match=None, headers=None, recorder=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (call, recorder=None))]
     fn send_async<'py>(
         &self,
         py: Python<'py>,
-        method: &str,
-        href: String,
-        variables: Option<&Bound<'py, PyAny>>,
-        body: Option<&Bound<'py, PyAny>>,
-        templated: Option<bool>,
-        name: Option<String>,
-        if_match: Option<String>,
-        headers: Option<Vec<(String, String)>>,
+        call: Call<'py>,
         recorder: Option<Py<PyAny>>,
     ) -> Outcome<(Bound<'py, PyAny>, aio::Abort)> {
         let core = self.core()?;
-        let request = prepare(
-            &core, method, href, variables, body, templated, name, if_match, headers,
-        )?;
+        let request = call.prepare(&core)?;
         let observers = client_async::Observers {
             logger: self.logger.clone_ref(py),
             template: recorder.as_ref().and(request.template.clone()),
@@ -288,33 +269,6 @@ impl NativeClient {
         slot.clone()
             .ok_or_else(|| PyRuntimeError::new_err("this client is closed"))
     }
-}
-
-/// The core request of `send`/`send_async`'s arguments, prepared: only conversions here; the
-/// checks and the policy are the core's (`rp_core::request`).
-#[allow(clippy::too_many_arguments)]
-fn prepare(
-    core: &Client,
-    method: &str,
-    href: String,
-    variables: Option<&Bound<'_, PyAny>>,
-    body: Option<&Bound<'_, PyAny>>,
-    templated: Option<bool>,
-    name: Option<String>,
-    if_match: Option<String>,
-    headers: Option<Vec<(String, String)>>,
-) -> Outcome<Prepared> {
-    let name = name.filter(|n| !n.is_empty()); // a rel named "" goes by its href
-    let target = template::target_from(href, variables, templated, name.as_deref())?;
-    let mut request = Request::new(method, target)?;
-    request.body = match body {
-        Some(b) if !b.is_none() => Some(bytes::Bytes::from(convert::to_json_bytes(b)?)),
-        _ => None,
-    };
-    request.if_match = if_match;
-    request.headers = headers.unwrap_or_default();
-    request.name = name;
-    Ok(core.prepare(request)?)
 }
 
 /// Tell a call's observers what it did: the logger (a DEBUG line per attempt, the token

@@ -8,7 +8,7 @@ use pyo3::prelude::*;
 use rp_core::auth::{StoreEvent, Token as CoreToken};
 use rp_core::client::Client;
 use rp_core::error::Error;
-use rp_core::request::Prepared;
+use rp_core::request::{CallOptions, Prepared};
 use rp_core::transport::{Attempt, Driver};
 
 use super::aio;
@@ -93,12 +93,13 @@ pub(crate) fn authenticate<'py>(
     core: Arc<Client>,
     observers: Observers,
     headers: Vec<(String, String)>,
+    options: Arc<CallOptions>,
 ) -> PyResult<(Bound<'py, PyAny>, aio::Abort)> {
     aio::awaitable(py, async move {
         let mut observed = Observed::later(observers);
         let (log, store_log) = (&mut observed.log, &mut observed.store_log);
         let outcome = core
-            .authenticate(&headers, Driver::Shared, log, store_log)
+            .authenticate(&headers, &options, Driver::Shared, log, store_log)
             .await;
         let (log, store_log, observers) = observed.finish();
         Ok(Completion {
