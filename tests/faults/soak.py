@@ -89,7 +89,7 @@ KINDS: dict[str, Kind] = {
     "storm5xx": Kind(
         frozenset({"ServerError", "TimeoutError"}), _storm(0, None, None, "0", "1", "2")
     ),
-    "storm429": Kind(frozenset({"ClientError", "TimeoutError"}), _storm(429, None, "1", "2")),
+    "storm429": Kind(frozenset({"RateLimitError", "TimeoutError"}), _storm(429, None, "1", "2")),
     "storm401": Kind(frozenset({"AuthenticationError"}), _storm(401)),
     # Redirects alone must cost nothing: every call succeeds.
     "redirect": Kind(
@@ -325,12 +325,11 @@ class Side:
                 return name
             unknown = getattr(error, "outcome_unknown", None)
             self.outcome_unknown[{True: "true", False: "false", None: "absent"}[unknown]] += 1
-            # Every rp.Error carries it; True only for a POST that failed in transport. (A
-            # token request's failure is True only after a POST of the call was processed by
-            # a 303, which the redirect windows can combine with a token fault.)
-            if unknown is None or (
-                unknown is True and (method != "POST" or not isinstance(error, rp.TransportError))
-            ):
+            # Every rp.Error carries it; True only for a POST: one that failed in transport,
+            # or any later failure of a call whose POST a 303 answered (processed: API.md §8,
+            # amended), e.g. a 401 that stays on the GET, which the redirect windows can
+            # combine with a token fault.
+            if unknown is None or (unknown is True and method != "POST"):
                 _sample(self.violations, f"outcome_unknown={unknown}: {at}")
             windows = self.plan.windows_during(started, ended)
             if not windows:

@@ -1,6 +1,6 @@
-//! HTTP transport on reqwest: one connection pool per process and TLS setting, per-attempt
-//! timeouts, GET-only retries with backoff and `Retry-After`, and a response size limit enforced
-//! while the body streams in.
+//! HTTP transport on reqwest: one connection pool per process and TLS, connect and proxy
+//! settings (proxy.rs decides the routes), per-attempt timeouts, GET-only retries with backoff
+//! and `Retry-After`, and a response size limit enforced while the body streams in.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
@@ -138,7 +138,7 @@ pub enum Driver {
 /// (proxies resolved from the setting and, when trusted, the environment).
 type PoolKey = (Verify, Duration, Routes);
 
-/// Held by every `Transport` built with the same TLS and connect settings (one per key in a
+/// Held by every `Transport` built with the same TLS, connect and proxy settings (one per key in a
 /// process). The pools built for a key live as long as its lease: when the last client using
 /// them is dropped, so are they and their idle connections (API.md §8; 150 clients with
 /// distinct settings used to keep 300 sockets open).
