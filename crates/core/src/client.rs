@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use reqwest::header::{
-    HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, IF_MATCH, LOCATION,
+    HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, IF_MATCH, LOCATION,
 };
 use reqwest::Method;
 use url::Url;
