@@ -12,7 +12,7 @@ use reqwest::header::{
 use reqwest::Method;
 use url::Url;
 
-use crate::attempts;
+use crate::attempts::{self, Attempt};
 use crate::auth::{Credentials, StoreEvent, StoreSpec, Token, TokenCache};
 use crate::error::{Error, Result};
 use crate::media;
@@ -20,9 +20,9 @@ use crate::request::{extra_headers, seconds, CallOptions, Prepared, Request};
 use crate::runtime::PerProcess;
 use crate::template;
 use crate::text::double_quoted;
+use crate::tls::Verify;
 use crate::transport::{
-    header_value, Attempt, Deadline, Driver, Outgoing, ProxySetting, Response, Transport,
-    TransportConfig, Verify,
+    header_value, Deadline, Driver, Outgoing, ProxySetting, Response, Transport, TransportConfig,
 };
 
 #[derive(Debug, Clone)]

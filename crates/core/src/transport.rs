@@ -10,23 +10,13 @@ use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_ENCODING, CONTENT_LENGTH};
 use reqwest::Method;
 
-use crate::attempts;
+use crate::attempts::{self, Attempt};
 use crate::error::{Error, HttpFailure, Result};
 pub use crate::proxy::ProxySetting;
 use crate::proxy::Routes;
 use crate::request::CallOptions;
 use crate::runtime::{PerProcess, ThreadOwned};
-
-/// How server certificates are checked.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Verify {
-    /// The system's trust store (honours `SSL_CERT_FILE`/`SSL_CERT_DIR`).
-    System,
-    /// No verification at all (`verify=False`).
-    Off,
-    /// Only the CA certificates of this PEM bundle.
-    CaBundle(String),
-}
+use crate::tls::Verify;
 
 #[derive(Debug, Clone)]
 pub struct TransportConfig {
@@ -95,30 +85,6 @@ impl Response {
             outcome_unknown: false,
         }))
     }
-}
-
-/// What happened on one attempt, for the DEBUG log line the Python layer writes and the
-/// telemetry spans (`attempts.rs`).
-#[derive(Debug, Clone)]
-pub struct Attempt {
-    pub method: String,
-    /// Without userinfo, signature query values redacted (`attempts::redacted_url`).
-    pub url: String,
-    pub status: Option<u16>,
-    pub elapsed: Duration,
-    pub attempt: u32,
-    pub error: Option<String>,
-    /// Wall clock, Unix nanoseconds: when the attempt started and ended.
-    pub started_unix_ns: u64,
-    pub ended_unix_ns: u64,
-    /// A request to the token endpoint (not the caller's request).
-    pub token: bool,
-    /// How many times this request was sent before in this call (retries, replay, redirects).
-    pub resend_count: u32,
-    /// The exception class the boundary raises for this attempt's failure (no response came).
-    pub error_kind: Option<&'static str>,
-    /// The response's request id (API.md §11), for the log line and the span.
-    pub request_id: Option<String>,
 }
 
 /// Where a request runs, and so which pool its connections come from. hyper spawns a

@@ -10,6 +10,7 @@ mod document;
 mod errors;
 mod observed;
 mod rels;
+mod reply;
 mod sandbox;
 mod shutdown;
 mod telemetry;
