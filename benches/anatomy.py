@@ -22,6 +22,10 @@ from collections.abc import Callable
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import bench
 
+# The rest of a request value (`_core._Call`) after its method and href: no variables, body,
+# templated flag, name, If-Match, headers or options.
+_NOTHING = (None,) * 7
+
 
 def timed(op: Callable[[int], object], n: int) -> float:
     start = time.perf_counter()
@@ -43,7 +47,7 @@ def main(rounds: int, n: int) -> None:
     href, templated, rel = link.href, link.templated, link.rel
     variables = [{"id": bench.IDS[i]} for i in range(16)]
     urls = [link.expand(**variables[i]) for i in range(16)]
-    replies = [native.send("GET", url) for url in urls]
+    replies = [native.send(("GET", url, *_NOTHING)) for url in urls]
 
     def resource(i: int) -> Resource:
         status, headers, document = replies[i & 15]
@@ -58,9 +62,11 @@ def main(rounds: int, n: int) -> None:
     steps: dict[str, Callable[[int], object]] = {
         "whole follow (bench.py's)": ours.follow,
         "send(template, variables): check, expand, resolve, HTTP, index, 3-tuple": lambda i: (
-            native.send("GET", href, variables[i & 15], None, templated, rel)
+            native.send(("GET", href, variables[i & 15], None, templated, rel, None, None, None))
         ),
-        "send(absolute URL): HTTP, index, 3-tuple": lambda i: native.send("GET", urls[i & 15]),
+        "send(absolute URL): HTTP, index, 3-tuple": lambda i: native.send(
+            ("GET", urls[i & 15], *_NOTHING)
+        ),
         "link.expand(id=...) alone (Session.expand: _core.expand_target)": lambda i: link.expand(
             **variables[i & 15]
         ),
@@ -80,7 +86,7 @@ def main(rounds: int, n: int) -> None:
         print(f"\n{rel_name} (ms per fetch):")
 
         def page(i: int, url: str = url) -> Resource:
-            status, headers, document = native.send("GET", url)
+            status, headers, document = native.send(("GET", url, *_NOTHING))
             doc = {} if document is None else document
             return Resource(session, doc, status=status, headers=Headers(headers))
 

@@ -37,9 +37,6 @@ SDIST_FILES = (
     "crates/python/src/lib.rs",
     # include_str! of the sandbox's recorded entry point (crates/sandbox/src/demo/mod.rs).
     "fixtures/recorded/entry-point.json",
-    # The patched reqwest of Cargo.toml's `[patch.crates-io]` (vendor/reqwest/PATCHES.md).
-    "vendor/reqwest/Cargo.toml",
-    "vendor/reqwest/src/redirect.rs",
     "python/recurring_payments/__init__.py",
     "python/recurring_payments/_core.pyi",
     "python/recurring_payments/py.typed",

@@ -16,6 +16,7 @@ from ._notifications import read_notification
 from ._relations import NO_HEADERS
 from ._resource import Resource
 from ._resource_base import attached
+from ._session import Session
 from .errors import LinkNotFoundError
 
 
@@ -44,9 +45,12 @@ class AsyncClient(_ClientBase):
     ``os.fork()``.
     """
 
+    _origin: AsyncClient | None
+
     def _init_root_cache(self) -> None:
         self._root: AsyncResource | None = None
         self._root_fetch: _SharedFetch | None = None
+        self._root_pair = None
 
     async def authenticate(self) -> _core.Token:
         """Fetch a token now (validates the credentials at start-up).
@@ -56,11 +60,14 @@ class AsyncClient(_ClientBase):
         """
         native = self._live()
         # In this task's context, before awaiting: the spans are children of its current span.
-        call = self._session.telemetry_call()
+        session = self._session
+        call = session.telemetry_call()
         if call is None:
-            future, task = native.authenticate_async()
+            future, task = native.authenticate_async(options=session.options)
         else:
-            future, task = native.authenticate_async(headers=call.headers, recorder=call.record)
+            future, task = native.authenticate_async(
+                headers=call.headers, recorder=call.record, options=session.options
+            )
         try:
             return await future
         except BaseException:  # cancelled: so is the request
@@ -76,17 +83,31 @@ class AsyncClient(_ClientBase):
         >>> root.url == server.base_url + "/", asyncio.run(aclient.root()) is root
         (True, True)
         """
+        origin = self._origin
+        if origin is not None:  # derived by `with_options`: the original's, fetched with ours
+            self._session.live()  # closed: raises
+            return self._own_root(await origin._fetch_root(self._session, refresh))
+        return await self._fetch_root(self._session, refresh)
+
+    async def _fetch_root(self, session: Session, refresh: bool) -> AsyncResource:
+        """This client's cached entry point, fetched through ``session`` when missing (or
+        ``refresh``)."""
         root = self._root
         if root is not None and not refresh:
             return root
         if refresh:
-            self._root = await _send(self._session, "GET", "/")
+            self._root = self._kept(await _send(session, "GET", "/"))
             return self._root
         loop = asyncio.get_running_loop()
         shared = self._root_fetch
         if shared is None or shared.loop is not loop:
-            shared = self._root_fetch = _SharedFetch(self, loop)
+            shared = self._root_fetch = _SharedFetch(self, session, loop)
         return await shared.join()
+
+    def _kept(self, root: AsyncResource) -> AsyncResource:
+        """``root``, fetched through this client or one derived from it, as this client's."""
+        own = self._session
+        return root if root._session is own else root._bound(own)
 
     async def get(self, url: str, **variables: Any) -> AsyncResource:
         """GET ``url`` (absolute, relative to ``base_url``, or an RFC 6570 template).
@@ -188,7 +209,8 @@ class AsyncClient(_ClientBase):
 
     def __dir__(self) -> list[str]:
         names = set(super().__dir__())
-        root = getattr(self, "_root", None)  # tab completion cannot await: relations once fetched
+        # Tab completion cannot await: relations once fetched (by the original client).
+        root = getattr(getattr(self, "_origin", None) or self, "_root", None)
         if root is not None:
             names |= set(root._all_relations().attribute_names()) - _PROBES - {"close"}
         return sorted(names)
@@ -267,17 +289,20 @@ class _SharedFetch:
     """One GET of the entry point shared by the tasks of a loop that want it at once. It is
     cancelled (and forgotten) when every task waiting for it has been cancelled."""
 
-    __slots__ = ("_client", "_task", "_waiters", "loop")
+    __slots__ = ("_client", "_session", "_task", "_waiters", "loop")
 
-    def __init__(self, client: AsyncClient, loop: asyncio.AbstractEventLoop) -> None:
+    def __init__(
+        self, client: AsyncClient, session: Session, loop: asyncio.AbstractEventLoop
+    ) -> None:
         self._client = client
+        self._session = session  # the client's, or that of the derived client asking first
         self.loop = loop
         self._waiters = 0
         self._task = loop.create_task(self._fetch())
 
     async def _fetch(self) -> AsyncResource:
         try:
-            root = await _send(self._client._session, "GET", "/")
+            root = self._client._kept(await _send(self._session, "GET", "/"))
             self._client._root = root
             return root
         finally:

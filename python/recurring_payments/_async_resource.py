@@ -7,11 +7,14 @@ and `_link_base.py`); here the requests are coroutines and `pages()` is an async
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Coroutine, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._link_base import _LinkBase
 from ._resource_base import _check_rel, _ResourceBase
 from ._session import Session
+
+if TYPE_CHECKING:
+    from ._core import _Call
 
 
 async def _send(
@@ -32,12 +35,22 @@ async def _send(
     # Started in this task's context, before awaiting: the spans are children of its current
     # span, whichever thread records them (API.md §9).
     call = session.telemetry_call()
+    trace = None if call is None else call.headers  # the trace context
+    request: _Call = (
+        method,
+        href,
+        variables,
+        body,
+        templated,
+        name,
+        if_match,
+        trace,
+        session.options,
+    )
     if call is None:
-        future, task = native.send_async(method, href, variables, body, templated, name, if_match)
+        future, task = native.send_async(request)
     else:
-        future, task = native.send_async(
-            method, href, variables, body, templated, name, if_match, call.headers, call.record
-        )
+        future, task = native.send_async(request, call.record)
     try:
         status, headers, document = await future
     except BaseException:

@@ -13,6 +13,7 @@ from ._notifications import read_notification
 from ._relations import NO_HEADERS
 from ._resource import Link, Resource, _send
 from ._resource_base import attached
+from ._session import Session
 from .errors import LinkNotFoundError
 
 if TYPE_CHECKING:  # the async face loads on first use (asyncio is a third of the import)
@@ -52,8 +53,11 @@ class Client(_ClientBase):
     and ``NO_PROXY``.
     """
 
+    _origin: Client | None
+
     def _init_root_cache(self) -> None:
         self._root: Resource | None = None
+        self._root_pair = None
         self._root_lock = threading.Lock()
         self._root_lock_made = (os.getpid(), threading.Lock)
 
@@ -65,11 +69,17 @@ class Client(_ClientBase):
         ('api', True)
         """
         native = self._live()
-        call = self._session.telemetry_call()
+        session = self._session
+        call = session.telemetry_call()
         if call is None:
-            return _blocking(native.authenticate)
+            return _blocking(native.authenticate, options=session.options)
         try:  # recorded on this thread, as `_resource._send` does
-            return _blocking(native.authenticate, headers=call.headers, recorder=call.sink)
+            return _blocking(
+                native.authenticate,
+                headers=call.headers,
+                recorder=call.sink,
+                options=session.options,
+            )
         finally:
             call.flush()
 
@@ -82,12 +92,23 @@ class Client(_ClientBase):
         >>> client.root(refresh=True) is root
         False
         """
+        origin = self._origin
+        if origin is not None:  # derived by `with_options`: the original's, fetched with ours
+            self._session.live()  # closed: raises
+            return self._own_root(origin._fetch_root(self._session, refresh))
+        return self._fetch_root(self._session, refresh)
+
+    def _fetch_root(self, session: Session, refresh: bool) -> Resource:
+        """This client's cached entry point, fetched through ``session`` when missing (or
+        ``refresh``)."""
         root = self._root
         if root is not None and not refresh:
             return root
         with self._root_guard():
             if self._root is None or refresh:
-                self._root = _send(self._session, "GET", "/")
+                fetched = _send(session, "GET", "/")
+                own = self._session
+                self._root = fetched if session is own else fetched._bound(own)
             return self._root
 
     def get(self, url: str, **variables: Any) -> Resource:
@@ -208,7 +229,7 @@ class Client(_ClientBase):
         # Tab completion does no I/O: relations only once the entry point is cached. It never
         # fetches it nor waits for a fetch in flight (a hung API would freeze the shell).
         names = set(super().__dir__())
-        root = getattr(self, "_root", None)
+        root = getattr(getattr(self, "_origin", None) or self, "_root", None)
         if root is not None:
             names |= set(root._all_relations().attribute_names()) - _PROBES - {"aclose"}
         return sorted(names)

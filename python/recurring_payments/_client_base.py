@@ -16,10 +16,15 @@ from .errors import ConfigurationError, Error
 if TYPE_CHECKING:
     import logging
 
+    from typing_extensions import Self
+
+    from ._resource_base import _ResourceBase
+
 
 Credentials = AppCredentials | AdminCredentials
 _DEFAULT_SIZE = 32 * 2**20
 _C = TypeVar("_C", bound="_ClientBase")
+_R = TypeVar("_R", bound="_ResourceBase[Any]")
 # Names that tools look up on any object, and may call: IPython's help (`client?`) calls
 # `obj.getdoc()`, older IPython completers `obj.trait_names()`, pytest's doctest probes for
 # mocks. No relation of the API is named like them; answering would fetch the entry point.
@@ -39,6 +44,14 @@ def _logger() -> logging.Logger:
     import logging
 
     return logging.getLogger("recurring_payments")
+
+
+def _merged_headers(
+    base: list[tuple[str, str]], given: list[tuple[str, str]]
+) -> list[tuple[str, str]]:
+    """``base`` with ``given`` added; a name given replaces every value of that name."""
+    names = {name.lower() for name, _ in given}
+    return [(n, v) for n, v in base if n.lower() not in names] + given
 
 
 def _read_env(prefix: str, settings: dict[str, Any]) -> None:
@@ -92,6 +105,8 @@ class _ClientBase:
     or as coroutines) and cache the entry point."""
 
     _session: Session  # set last, once every check passed
+    # A derived client's view of the original's entry point: (the original's, its own).
+    _root_pair: tuple[Any, Any] | None
 
     def __init__(
         self,
@@ -185,6 +200,15 @@ class _ClientBase:
         self._total_timeout: float = settings.total_timeout
         self._extra_headers: list[tuple[str, str]] = settings.headers
         self._max_response_size: int = settings.max_response_size  # notifications' limit too
+        # What `with_options` starts from: timeout, connect_timeout, total_timeout, retries.
+        self._call_settings = (
+            settings.timeout,
+            settings.connect_timeout,
+            settings.total_timeout,
+            settings.retries,
+        )
+        # The client a derived one comes from (`with_options`), whose entry point it shares.
+        self._origin: _ClientBase | None = None
         self._init_root_cache()
         telemetry_module = _telemetry_module() if settings.telemetry else None
         self._session = Session(native, settings.base_url, settings.rel_namespace, telemetry_module)
@@ -278,6 +302,75 @@ class _ClientBase:
         twin.__dict__.update(self.__dict__)
         return twin
 
+    def with_options(
+        self,
+        *,
+        timeout: float | None = None,
+        connect_timeout: float | None = None,
+        total_timeout: float | None = None,
+        retries: int | None = None,
+        headers: Mapping[str, str] | None = None,
+    ) -> Self:
+        """A client for calls with other settings, e.g. a view that must answer fast:
+        ``client.with_options(total_timeout=5, retries=0).get_creditors(reference=ref)``.
+
+        It shares this client's connections, token, token store and cached entry point (a
+        token or entry point fetched through either serves both), and applies the settings
+        given to every call made through it and through the resources and links it returns.
+        An option not given stays as it is; ``headers`` adds to (and overrides by name) the
+        client's ``headers``. No I/O: nothing is sent, no pool or token is made. This client
+        is unchanged; closing the derived one closes nothing this one uses.
+
+        >>> quick = client.with_options(total_timeout=5, retries=0)
+        >>> quick.get_creditors(reference="democreditor")["name"]
+        'Demo Creditor SAS'
+        """
+        self._live()  # a closed client derives nothing
+        failed: Error | None = None
+        try:
+            settings = self._derived_settings(timeout, connect_timeout, total_timeout, retries)
+            extra = self._extra_headers
+            if headers is not None:
+                extra = _merged_headers(extra, _settings.check_headers(headers))
+            timeout, connect_timeout, total_timeout, retries = settings
+            options = _core.CallOptions(
+                timeout=timeout,
+                connect_timeout=connect_timeout,
+                total_timeout=total_timeout,
+                retries=retries,
+                headers=extra,
+            )
+        except Error as err:
+            failed = err.with_traceback(None)
+        if failed is not None:
+            headers, extra = None, []  # a header value may be an API key: not in a frame's locals
+            raise failed from None
+        derived = object.__new__(type(self))
+        derived.__dict__.update(self.__dict__)
+        derived._origin = self._origin or self
+        derived._init_root_cache()
+        derived._call_settings = settings
+        derived._total_timeout = settings[2]
+        derived._extra_headers = extra
+        derived._session = self._session.derived(options)
+        return derived
+
+    def _derived_settings(
+        self, timeout: object, connect_timeout: object, total_timeout: object, retries: object
+    ) -> tuple[float, float, float, int]:
+        """This client's call settings with those given (checked as the constructor does)."""
+        old = self._call_settings
+        return (
+            old[0] if timeout is None else _settings.check_seconds("timeout", timeout),
+            old[1]
+            if connect_timeout is None
+            else _settings.check_seconds("connect_timeout", connect_timeout),
+            old[2]
+            if total_timeout is None
+            else _settings.check_seconds("total_timeout", total_timeout),
+            old[3] if retries is None else _settings.check_retries(retries),
+        )
+
     # --- internals shared with resources and links ---------------------------------------------
     def _live(self) -> _core.NativeClient:
         session: Session | None = getattr(self, "_session", None)
@@ -287,6 +380,14 @@ class _ClientBase:
 
     def _init_root_cache(self) -> None:
         raise NotImplementedError  # the entry point cache is sync or async
+
+    def _own_root(self, root: _R) -> _R:
+        """The entry point ``root`` (cached by the original client) as this derived client's:
+        its links are followed with this client's options. Made once per entry point."""
+        pair = self._root_pair
+        if pair is None or pair[0] is not root:
+            pair = self._root_pair = (root, root._bound(self._session))
+        return pair[1]
 
     def _close(self) -> None:
         # Resources keep the session (to resolve their URLs); only the native client goes.

@@ -4,6 +4,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from typing import Any, final
 
 __all__ = [
+    "CallOptions",
     "Document",
     "Links",
     "NativeClient",
@@ -108,6 +109,39 @@ _StoreRecord = tuple[str, int, int, str | None]
 # token store's commands.
 _Recorder = Callable[[list[_AttemptRecord], str | None, list[_StoreRecord]], object]
 
+@final
+class CallOptions:
+    """The settings of a client derived by ``with_options`` (API.md §11): each one given
+    replaces the client's for every call made through it; ``headers`` replaces the client's
+    ``headers=`` (already merged by name). Checked as the constructor checks them."""
+
+    def __new__(
+        cls,
+        *,
+        timeout: float | None = None,
+        connect_timeout: float | None = None,
+        total_timeout: float | None = None,
+        retries: int | None = None,
+        headers: list[tuple[str, str]] | None = None,
+    ) -> CallOptions: ...
+
+# One request as it crosses into the core, built once per call: (method, href, variables, body,
+# templated, name, if_match, headers, options). ``href`` is a URL, or a template when
+# ``templated`` says so (or, when it is None, when it holds a ``{``); ``name`` is what messages
+# call the target; ``headers`` are this call's extra headers for the API's origin (token
+# endpoint included: the trace context); ``options`` are a derived client's settings.
+_Call = tuple[
+    str,
+    str,
+    Mapping[str, Any] | None,
+    Any,
+    bool | None,
+    str | None,
+    str | None,
+    list[tuple[str, str]] | None,
+    CallOptions | None,
+]
+
 class _Abort:
     """The task of an asyncio request (``send_async``): ``abort()`` drops it, with any lock
     it held; after its result was set, nothing."""
@@ -145,45 +179,33 @@ class NativeClient:
         """Let the core and its hold on the connection pools go; later calls raise
         RuntimeError."""
     def authenticate(
-        self, *, headers: list[tuple[str, str]] | None = None, recorder: _Recorder | None = None
-    ) -> Token:
-        """Fetch a token now. ``headers``: extra headers of the token request (the trace
-        context); ``recorder``: called once with the call's attempts (and None: no template)."""
-    def resolve(self, reference: str) -> str: ...
-    def send(
         self,
-        method: str,
-        href: str,
-        variables: Mapping[str, Any] | None = None,
-        body: Any = None,
-        templated: bool | None = None,
-        name: str | None = None,
-        if_match: str | None = None,
+        *,
         headers: list[tuple[str, str]] | None = None,
         recorder: _Recorder | None = None,
+        options: CallOptions | None = None,
+    ) -> Token:
+        """Fetch a token now. ``headers``: extra headers of the token request (the trace
+        context); ``recorder``: called once with the call's attempts (and None: no template);
+        ``options``: a derived client's settings."""
+    def resolve(self, reference: str) -> str: ...
+    def send(
+        self, call: _Call, recorder: _Recorder | None = None
     ) -> tuple[int, Iterable[tuple[str, str]], Document | None]:
-        """One request: ``href`` (a URL, or a template when ``templated`` says so or, when it
-        is ``None``, when it holds a ``{``) with ``variables``, the JSON ``body``, ``if_match``
-        and per-call ``headers`` for the API's origin (token endpoint included); ``name`` is
-        what messages call the target; ``recorder``, if given, is called once with the call's
-        attempts and the template. Returns (status, headers, document or None for an empty
-        body)."""
+        """One request, ``call`` (see ``_Call`` above); ``recorder``, if given, is called once
+        with the call's attempts and the template. Returns (status, headers, document or None
+        for an empty body)."""
     def authenticate_async(
-        self, *, headers: list[tuple[str, str]] | None = None, recorder: _Recorder | None = None
+        self,
+        *,
+        headers: list[tuple[str, str]] | None = None,
+        recorder: _Recorder | None = None,
+        options: CallOptions | None = None,
     ) -> tuple[Awaitable[Token], _Abort]:
         """``authenticate`` as an awaitable, and the abort of its request; call it from a
         coroutine of the running loop, which calls ``abort()`` when its await is interrupted."""
     def send_async(
-        self,
-        method: str,
-        href: str,
-        variables: Mapping[str, Any] | None = None,
-        body: Any = None,
-        templated: bool | None = None,
-        name: str | None = None,
-        if_match: str | None = None,
-        headers: list[tuple[str, str]] | None = None,
-        recorder: _Recorder | None = None,
+        self, call: _Call, recorder: _Recorder | None = None
     ) -> tuple[Awaitable[tuple[int, Iterable[tuple[str, str]], Document | None]], _Abort]:
         """``send`` as an awaitable, and the abort of its request; call it from a coroutine of
         the running loop, which calls ``abort()`` when its await is interrupted (cancelling the

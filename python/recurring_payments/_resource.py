@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._green import _blocking
 from ._headers import Headers as Headers  # re-exported: its home before errors needed it
@@ -14,6 +14,9 @@ from ._link_base import _LinkBase
 from ._relations import RelationMap as RelationMap
 from ._resource_base import _check_rel, _ResourceBase
 from ._session import Session
+
+if TYPE_CHECKING:
+    from ._core import _Call
 
 
 def _send(
@@ -26,28 +29,40 @@ def _send(
     name: str | None = None,
     if_match: str | None = None,
 ) -> Resource:
-    """One request, in one call into the core (which checks, expands and resolves ``href``).
+    """One request, in one call into the core (which checks, expands and resolves ``href``):
+    one request value (`_core._Call`) with this session's options (``with_options``).
     Under gevent/eventlet the wait runs on the hub's thread pool (API.md §8)."""
     native = session.native
     if native is None:
         native = session.live()  # raises: the client is closed
     telemetry = session.telemetry
     call = None if telemetry is None else telemetry.start()
+    # The trace context (telemetry) goes with the call's own headers.
+    trace = None if call is None else call.headers
+    request: _Call = (
+        method,
+        href,
+        variables,
+        body,
+        templated,
+        name,
+        if_match,
+        trace,
+        session.options,
+    )
     if call is None:
         # Neither gevent's nor eventlet's patcher imported (what `_blocking` looks for first):
         # call the core here, one frame less on the hottest path.
         if "gevent.monkey" not in sys.modules and "eventlet.patcher" not in sys.modules:
-            reply = native.send(method, href, variables, body, templated, name, if_match)
+            reply = native.send(request)
         else:
-            call_args = (method, href, variables, body, templated, name, if_match)
-            reply = _blocking(native.send, *call_args)
+            reply = _blocking(native.send, request)
     else:
         # The spans are recorded here, on the calling thread, as children of its context
         # (API.md §9): under gevent the wait runs on a native thread, where the SDK's locks
         # must not be taken, so the native client only hands the attempts to `sink`.
-        args = (method, href, variables, body, templated, name, if_match, call.headers, call.sink)
         try:
-            reply = _blocking(native.send, *args)
+            reply = _blocking(native.send, request, call.sink)
         finally:
             call.flush()
     status, headers, document = reply

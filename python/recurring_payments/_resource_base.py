@@ -107,6 +107,15 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         self._attributes = None
         return self
 
+    def _bound(self, session: Session) -> Self:
+        """This response as seen through another client sharing the same native client (a
+        client derived by ``with_options``): the same document, links followed through
+        ``session``."""
+        cls = type(self)
+        return cls._make(
+            session, self._doc, self._status, self._headers, self._partial, self._inherited
+        )
+
     @classmethod
     def _item(
         cls, session: Session, document: Mapping[str, Any], curies: Sequence[tuple[str, str]]

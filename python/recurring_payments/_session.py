@@ -36,7 +36,7 @@ class Session:
     their client: they outlive a closed client (a notebook cell showing an old result) and
     still resolve their URLs against the base URL."""
 
-    __slots__ = ("base_url", "native", "rel_namespace", "rels", "telemetry")
+    __slots__ = ("base_url", "native", "options", "owner", "rel_namespace", "rels", "telemetry")
 
     def __init__(
         self,
@@ -52,6 +52,24 @@ class Session:
         self.telemetry = telemetry
         # Pages of one collection share their relations: each index is built once per shape.
         self.rels = _core.RelCache(rel_namespace)
+        # A derived client's settings (`with_options`, API.md §11), sent with every call.
+        self.options: _core.CallOptions | None = None
+        # Whether closing this session closes the native client (not a derived client's).
+        self.owner = True
+
+    def derived(self, options: _core.CallOptions) -> Session:
+        """A session of a client derived by ``with_options``: the same native client (its
+        connections, token, token store), relation indexes and telemetry, with ``options``
+        for every call. Closing it closes nothing the original uses."""
+        session = Session.__new__(Session)
+        session.native = self.native
+        session.base_url = self.base_url
+        session.rel_namespace = self.rel_namespace
+        session.telemetry = self.telemetry
+        session.rels = self.rels
+        session.options = options
+        session.owner = False
+        return session
 
     # A session rebuilt from a pickle or a copy has no client (`DetachedSession`).
     detached = False
@@ -76,7 +94,7 @@ class Session:
 
     def close(self) -> None:
         native, self.native = self.native, None
-        if native is not None:
+        if native is not None and self.owner:
             # Now, not when the native client is collected: a kept error's frames (and an
             # async call's cycle through its future) can hold it long after.
             native.close()
@@ -127,6 +145,8 @@ class DetachedSession(Session):
         self.rel_namespace = rel_namespace
         self.telemetry = None
         self.rels = _core.RelCache(rel_namespace)
+        self.options = None
+        self.owner = False
 
     def live(self) -> _core.NativeClient:
         raise ConfigurationError(

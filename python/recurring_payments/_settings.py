@@ -189,6 +189,16 @@ def check_seconds(name: str, value: object, *, zero: bool = False) -> float:
     return seconds
 
 
+def check_retries(value: object) -> int:
+    """``retries``: an int from 0 to ``MAX_RETRIES``."""
+    return _check_int("retries", value, 0, MAX_RETRIES)
+
+
+def check_headers(value: object) -> list[tuple[str, str]]:
+    """``headers``: a mapping of valid names and values, none that the client sets itself."""
+    return _check_headers(value)
+
+
 def _check_int(name: str, value: object, low: int, high: int) -> int:
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise ConfigurationError(f"{name} must be an int, not {type(value).__name__}")

@@ -110,7 +110,7 @@ with FakeServer(demo=True) as server, server.client(timeout=10.0) as client:
         native = client._live()
 
         def call() -> None:
-            assert native.send("GET", "/creditors/democreditor")[0] == 200
+            assert native.send(("GET", "/creditors/democreditor", *(None,) * 7))[0] == 200
 
     server.delay_next(DELAY, count=N, path="/creditors/democreditor")
     results["calls"] = watched([call] * N)

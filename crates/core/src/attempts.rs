@@ -8,7 +8,30 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use crate::error::Error;
-use crate::transport::Attempt;
+
+/// What happened on one attempt, for the DEBUG log line the Python layer writes and the
+/// telemetry spans (`attempts.rs`).
+#[derive(Debug, Clone)]
+pub struct Attempt {
+    pub method: String,
+    /// Without userinfo, signature query values redacted (`attempts::redacted_url`).
+    pub url: String,
+    pub status: Option<u16>,
+    pub elapsed: Duration,
+    pub attempt: u32,
+    pub error: Option<String>,
+    /// Wall clock, Unix nanoseconds: when the attempt started and ended.
+    pub started_unix_ns: u64,
+    pub ended_unix_ns: u64,
+    /// A request to the token endpoint (not the caller's request).
+    pub token: bool,
+    /// How many times this request was sent before in this call (retries, replay, redirects).
+    pub resend_count: u32,
+    /// The exception class the boundary raises for this attempt's failure (no response came).
+    pub error_kind: Option<&'static str>,
+    /// The response's request id (API.md §11), for the log line and the span.
+    pub request_id: Option<String>,
+}
 
 /// Nanoseconds since the Unix epoch (what OpenTelemetry timestamps are); 0 before 1970.
 pub fn unix_ns(at: SystemTime) -> u64 {

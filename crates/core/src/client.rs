@@ -7,23 +7,22 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use reqwest::header::{
-    HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST,
-    IF_MATCH, LOCATION,
+    HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, IF_MATCH, LOCATION,
 };
 use reqwest::Method;
 use url::Url;
 
-use crate::attempts;
+use crate::attempts::{self, Attempt};
 use crate::auth::{Credentials, StoreEvent, StoreSpec, Token, TokenCache};
 use crate::error::{Error, Result};
 use crate::media;
-use crate::request::{Prepared, Request};
+use crate::request::{extra_headers, seconds, CallOptions, Prepared, Request};
 use crate::runtime::PerProcess;
 use crate::template;
 use crate::text::double_quoted;
+use crate::tls::Verify;
 use crate::transport::{
-    header_value, Attempt, Deadline, Driver, Outgoing, ProxySetting, Response, Transport,
-    TransportConfig, Verify,
+    header_value, Deadline, Driver, Outgoing, ProxySetting, Response, Transport, TransportConfig,
 };
 
 #[derive(Debug, Clone)]
@@ -74,15 +73,6 @@ impl Client {
         let base = template::parse_base(&config.base_url)?;
         check_scheme(&base, config.allow_http)?;
         config.credentials.validate()?;
-        let seconds = |name: &str, value: f64| {
-            if value.is_finite() && value > 0.0 && value < 1e9 {
-                Ok(Duration::from_secs_f64(value))
-            } else {
-                Err(Error::Configuration(format!(
-                    "{name} must be a positive number of seconds"
-                )))
-            }
-        };
         let timeout = seconds("timeout", config.timeout)?;
         let connect_timeout = seconds("connect_timeout", config.connect_timeout)?;
         let total_timeout = seconds("total_timeout", config.total_timeout)?;
@@ -194,15 +184,16 @@ impl Client {
     pub async fn authenticate(
         &self,
         headers: &[(String, String)],
+        options: &CallOptions,
         driver: Driver,
         log: &mut Vec<Attempt>,
         store_log: &mut Vec<StoreEvent>,
     ) -> Result<Arc<Token>> {
-        let deadline = Deadline::after(self.total_timeout);
+        let deadline = Deadline::after(options.total_timeout.unwrap_or(self.total_timeout));
         let headers = extra_headers(headers)?;
         let cache = self.cache()?;
         let renewal = cache.renew(store_log, deadline.at, || {
-            self.fetch_token(&headers, driver, log, deadline)
+            self.fetch_token(&headers, options, driver, log, deadline)
         });
         let outcome = match tokio::time::timeout_at(deadline.backstop(), renewal).await {
             Ok(outcome) => outcome,
@@ -227,7 +218,8 @@ impl Client {
         log: &mut Vec<Attempt>,
         store_log: &mut Vec<StoreEvent>,
     ) -> Result<Response> {
-        let deadline = Deadline::after(self.total_timeout);
+        let total_timeout = request.options().total_timeout;
+        let deadline = Deadline::after(total_timeout.unwrap_or(self.total_timeout));
         // Named from the start: a call cut while it waits for its token names its request.
         let mut trace = Trace::default();
         trace.aim(&request.method, &request.url);
@@ -263,6 +255,10 @@ impl Client {
         trace: &mut Trace,
     ) -> Result<Response> {
         let api_headers = request.api_headers;
+        let options = request.options;
+        let options = options.as_deref().unwrap_or(CallOptions::none());
+        // A derived client's headers replace the client's (merged by name in `with_options`).
+        let extra_headers = options.headers.as_ref().unwrap_or(&self.extra_headers);
         let mut hop = Hop {
             method: request.method,
             url: request.url,
@@ -288,7 +284,7 @@ impl Client {
             let ours = !left_origin && self.is_api_origin(&hop.url);
             let mut headers = hop.headers.clone();
             if ours {
-                for (name, value) in self.extra_headers.iter().chain(&api_headers) {
+                for (name, value) in extra_headers.iter().chain(&api_headers) {
                     headers.insert(name, value.clone());
                 }
             }
@@ -296,7 +292,7 @@ impl Client {
                 let token = self
                     .cache()?
                     .get(self.leeway, store_log, deadline.at, || {
-                        self.fetch_token(&api_headers, driver, log, deadline)
+                        self.fetch_token(&api_headers, options, driver, log, deadline)
                     })
                     .await
                     .map_err(|e| e.with_outcome_unknown(false))?;
@@ -314,7 +310,7 @@ impl Client {
             trace.enter(&outgoing);
             let response = self
                 .transport
-                .send(&outgoing, driver, log, deadline)
+                .send(&outgoing, options, driver, log, deadline)
                 .await?;
             trace.answered(response.status);
             let method = outgoing.method.as_str();
@@ -401,6 +397,7 @@ impl Client {
     async fn fetch_token(
         &self,
         call_headers: &HeaderMap,
+        options: &CallOptions,
         driver: Driver,
         log: &mut Vec<Attempt>,
         deadline: Deadline,
@@ -421,7 +418,9 @@ impl Client {
         };
         // The token request is not the caller's request: its outcome is never "unknown".
         let first = log.len();
-        let sent = self.transport.send(&outgoing, driver, log, deadline).await;
+        let sent = (self.transport)
+            .send(&outgoing, options, driver, log, deadline)
+            .await;
         attempts::mark_token_requests(log.get_mut(first..).unwrap_or_default());
         let response = sent.map_err(|e| e.with_outcome_unknown(false))?;
         match response.status {
@@ -503,33 +502,6 @@ fn redirect_error(hop: &Hop, message: String) -> Error {
         message: format!("redirect failed: {message}"),
         outcome_unknown: false,
     }
-}
-
-/// The `headers=` setting: valid names and values, none that the protocol sets itself.
-fn extra_headers(pairs: &[(String, String)]) -> Result<HeaderMap> {
-    let reserved = [AUTHORIZATION, ACCEPT, CONTENT_TYPE, HOST, CONTENT_LENGTH];
-    let mut headers = HeaderMap::new();
-    for (name, value) in pairs {
-        let bad = |what: &str| Error::Configuration(format!("headers: {what}"));
-        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-            bad(&format!(
-                "{} is not a valid header name",
-                double_quoted(name)
-            ))
-        })?;
-        if reserved.contains(&name) {
-            return Err(bad(&format!(
-                "{name} is set by the client and cannot be given"
-            )));
-        }
-        let value = HeaderValue::from_str(value).map_err(|_| {
-            bad(&format!(
-                "the value of {name} contains characters not allowed in a header"
-            ))
-        })?;
-        headers.append(name, value);
-    }
-    Ok(headers)
 }
 
 /// `{base_url}/oauth/token`, keeping any path prefix of the base URL.

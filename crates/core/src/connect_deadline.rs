@@ -7,6 +7,9 @@
 //! had started, and a POST that never had a connection was reported `outcome_unknown` and not
 //! retried. The connector layer here cuts the connect itself a little before the attempt's end,
 //! so the error is a connect error, which reqwest and `transport::classify` tell apart.
+//!
+//! The same bound applies `connect_timeout` (the client's, or a derived client's): the pools
+//! are not built per setting, and a call's own setting needs no pool of its own.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -19,16 +22,39 @@ type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 tokio::task_local! {
     /// When the connect of the attempt being polled must be over (`transport::send_once`).
-    static CONNECT_BY: Instant;
+    static CONNECT_BY: ConnectBy;
+}
+
+#[derive(Debug, Clone, Copy)]
+struct ConnectBy {
+    at: Instant,
+    /// `Some(connect_timeout)` when that setting, not the attempt's end, sets `at`.
+    limit: Option<Duration>,
 }
 
 /// How long before the attempt's end its connect is cut: reqwest checks its own timer before
 /// polling the connect, so the two must not fire in the same timer tick (1 ms).
 const MARGIN: Duration = Duration::from_millis(5);
 
-/// Run `attempt`, whose timer ends `timeout` from now, with its connects bounded to end first.
-pub async fn within<F: Future>(timeout: Duration, attempt: F) -> F::Output {
-    let by = Instant::now() + timeout.saturating_sub(MARGIN);
+/// Run `attempt`, whose timer ends `timeout` from now, with its connects bounded to end first,
+/// and each within `connect_timeout`.
+pub async fn within<F: Future>(
+    timeout: Duration,
+    connect_timeout: Duration,
+    attempt: F,
+) -> F::Output {
+    let attempt_end = timeout.saturating_sub(MARGIN);
+    let by = if connect_timeout < attempt_end {
+        ConnectBy {
+            at: Instant::now() + connect_timeout,
+            limit: Some(connect_timeout),
+        }
+    } else {
+        ConnectBy {
+            at: Instant::now() + attempt_end,
+            limit: None,
+        }
+    };
     CONNECT_BY.scope(by, attempt).await
 }
 
@@ -71,12 +97,18 @@ where
             let Some(by) = by else {
                 return connecting.await; // not sent by `within` (none is, today)
             };
-            match tokio::time::timeout_at(by, connecting).await {
+            match tokio::time::timeout_at(by.at, connecting).await {
                 Ok(connected) => connected,
-                Err(_) => Err(Box::new(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    "the attempt's time ran out while connecting",
-                )) as BoxError),
+                Err(_) => {
+                    let message = match by.limit {
+                        Some(limit) => {
+                            format!("connect_timeout of {:.3} s exceeded", limit.as_secs_f64())
+                        }
+                        None => "the attempt's time ran out while connecting".to_owned(),
+                    };
+                    let error = std::io::Error::new(std::io::ErrorKind::TimedOut, message);
+                    Err(Box::new(error) as BoxError)
+                }
             }
         })
     }
@@ -116,7 +148,7 @@ mod tests {
         let attempt = Duration::from_millis(50);
         let started = Instant::now();
         let timer = tokio::time::sleep(attempt);
-        let outcome = within(attempt, async {
+        let outcome = within(attempt, Duration::from_secs(10), async {
             tokio::select! {
                 biased;
                 () = timer => None,
@@ -133,6 +165,20 @@ mod tests {
     }
 
     #[tokio::test(start_paused = true)]
+    async fn a_connect_is_cut_at_connect_timeout_when_that_comes_first() {
+        let started = Instant::now();
+        let limit = Duration::from_millis(200);
+        // The connect starts inside the attempt, as reqwest's does.
+        let error = within(Duration::from_secs(5), limit, async { connect().await })
+            .await
+            .unwrap_err();
+        assert_eq!(started.elapsed(), limit);
+        assert!(error
+            .to_string()
+            .contains("connect_timeout of 0.200 s exceeded"));
+    }
+
+    #[tokio::test(start_paused = true)]
     async fn a_connect_outside_an_attempt_is_not_bounded() {
         let hour = Duration::from_secs(3600);
         assert!(tokio::time::timeout(hour, connect()).await.is_err()); // still connecting
@@ -141,8 +187,9 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_connect_keeps_the_bound_of_the_attempt_that_started_it() {
         // Started inside an attempt, finished outside it (hyper-util's background connect).
+        let bound = Duration::from_millis(50);
         #[allow(clippy::async_yields_async)] // the point: the connect is awaited afterwards
-        let connecting = within(Duration::from_millis(50), async { connect() }).await;
+        let connecting = within(bound, Duration::from_secs(10), async { connect() }).await;
         let started = Instant::now();
         assert!(connecting.await.is_err());
         assert!(started.elapsed() <= Duration::from_millis(45));

@@ -13,6 +13,7 @@ mod index;
 mod limits;
 mod links;
 mod shape;
+mod walk;
 
 pub use curies::{in_scope, Curie};
 pub use document::{Document, Kind};

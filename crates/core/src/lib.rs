@@ -15,5 +15,5 @@ pub mod request;
 pub mod runtime;
 pub mod template;
 pub mod text;
-mod tls;
+pub mod tls;
 pub mod transport;

@@ -19,7 +19,6 @@
 use std::collections::BTreeMap;
 
 use crate::error::{Error, Result};
-use crate::hal::Curie;
 use crate::text::{edit_distance, single_quoted};
 
 /// CURIEs considered per resource. Real documents declare a handful; the cap keeps a hostile one
@@ -435,6 +434,13 @@ fn join_with_and(items: &[String]) -> String {
         [only] => only.clone(),
         [init @ .., last] => format!("{} and {last}", init.join(", ")),
     }
+}
+
+/// A CURIE declared in the `curies` links of a HAL resource (`hal::curies` reads them).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct Curie {
+    pub name: String,
+    pub href: String,
 }
 
 #[cfg(test)]

@@ -4,15 +4,20 @@
 //! and the method/body policy. The bindings convert Python values and call `prepare`.
 
 use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_TYPE, IF_MATCH};
+use reqwest::header::{
+    HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST,
+    IF_MATCH,
+};
 use reqwest::Method;
 use url::Url;
 
 use crate::error::{Error, Result};
 use crate::template::{self, Value};
-use crate::text::single_quoted;
+use crate::text::{double_quoted, single_quoted};
 
 /// A template's variables as the caller gave them, in the order given.
 #[derive(Debug, Clone, Default)]
@@ -175,6 +180,33 @@ fn expand_parsed(parsed: &template::Parsed<'_>, variables: &Variables) -> Result
     parsed.expand(&variables.values)
 }
 
+/// The `headers=` setting: valid names and values, none that the protocol sets itself.
+pub fn extra_headers(pairs: &[(String, String)]) -> Result<HeaderMap> {
+    let reserved = [AUTHORIZATION, ACCEPT, CONTENT_TYPE, HOST, CONTENT_LENGTH];
+    let mut headers = HeaderMap::new();
+    for (name, value) in pairs {
+        let bad = |what: &str| Error::Configuration(format!("headers: {what}"));
+        let name = HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
+            bad(&format!(
+                "{} is not a valid header name",
+                double_quoted(name)
+            ))
+        })?;
+        if reserved.contains(&name) {
+            return Err(bad(&format!(
+                "{name} is set by the client and cannot be given"
+            )));
+        }
+        let value = HeaderValue::from_str(value).map_err(|_| {
+            bad(&format!(
+                "the value of {name} contains characters not allowed in a header"
+            ))
+        })?;
+        headers.append(name, value);
+    }
+    Ok(headers)
+}
+
 /// One API call as the caller asked for it.
 #[derive(Debug, Clone)]
 pub struct Request {
@@ -189,6 +221,67 @@ pub struct Request {
     pub if_match: Option<String>,
     /// What messages call the target (a link's relation); `None`: the href.
     pub name: Option<String>,
+    /// The settings of a client derived by `with_options` (API.md §11); `None`: the client's.
+    pub options: Option<Arc<CallOptions>>,
+}
+
+/// Per-call settings (`client.with_options`, API.md §11): each one given replaces the client's
+/// for every attempt, pause and token request of the call.
+#[derive(Debug, Clone, Default)]
+pub struct CallOptions {
+    pub timeout: Option<Duration>,
+    /// Bounds each new connection's connect (through `connect_deadline`, so that no pool is
+    /// built per setting).
+    pub connect_timeout: Option<Duration>,
+    pub total_timeout: Option<Duration>,
+    pub retries: Option<u32>,
+    /// Replaces the client's `headers=` for requests to the API's origin (already merged by
+    /// name with them).
+    pub headers: Option<HeaderMap>,
+}
+
+impl CallOptions {
+    /// No setting of its own: the client's apply.
+    pub fn none() -> &'static CallOptions {
+        static NONE: CallOptions = CallOptions {
+            timeout: None,
+            connect_timeout: None,
+            total_timeout: None,
+            retries: None,
+            headers: None,
+        };
+        &NONE
+    }
+
+    /// Checked as the client's own settings are: positive finite seconds, valid headers none
+    /// of which the protocol sets itself.
+    pub fn new(
+        timeout: Option<f64>,
+        connect_timeout: Option<f64>,
+        total_timeout: Option<f64>,
+        retries: Option<u32>,
+        headers: Option<&[(String, String)]>,
+    ) -> Result<CallOptions> {
+        let seconds = |name, value: Option<f64>| value.map(|v| seconds(name, v)).transpose();
+        Ok(CallOptions {
+            timeout: seconds("timeout", timeout)?,
+            connect_timeout: seconds("connect_timeout", connect_timeout)?,
+            total_timeout: seconds("total_timeout", total_timeout)?,
+            retries,
+            headers: headers.map(extra_headers).transpose()?,
+        })
+    }
+}
+
+/// A setting in seconds: positive, finite and below a billion (`Duration` would overflow).
+pub fn seconds(name: &str, value: f64) -> Result<Duration> {
+    if value.is_finite() && value > 0.0 && value < 1e9 {
+        Ok(Duration::from_secs_f64(value))
+    } else {
+        Err(Error::Configuration(format!(
+            "{name} must be a positive number of seconds"
+        )))
+    }
 }
 
 impl Request {
@@ -211,6 +304,7 @@ impl Request {
             headers: Vec::new(),
             if_match: None,
             name: None,
+            options: None,
         })
     }
 
@@ -263,6 +357,7 @@ impl Request {
             body,
             api_headers,
             template,
+            options: self.options,
         })
     }
 }
@@ -280,6 +375,16 @@ pub struct Prepared {
     pub api_headers: HeaderMap,
     /// The template the URL was expanded from (telemetry's `url.template`).
     pub template: Option<String>,
+    /// The call's own settings, shared with the derived client that made it (`None`: the
+    /// client's own).
+    pub options: Option<Arc<CallOptions>>,
+}
+
+impl Prepared {
+    /// The call's own settings; none when it was not made through `with_options`.
+    pub fn options(&self) -> &CallOptions {
+        self.options.as_deref().unwrap_or(CallOptions::none())
+    }
 }
 
 #[cfg(test)]

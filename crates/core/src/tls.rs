@@ -16,7 +16,17 @@ use rustls::{ClientConfig, DigitallySignedStruct, RootCertStore, SignatureScheme
 
 use crate::error::{Error, Result};
 use crate::runtime::PerProcess;
-use crate::transport::Verify;
+
+/// How server certificates are checked.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum Verify {
+    /// The system's trust store (honours `SSL_CERT_FILE`/`SSL_CERT_DIR`).
+    System,
+    /// No verification at all (`verify=False`).
+    Off,
+    /// Only the CA certificates of this PEM bundle.
+    CaBundle(String),
+}
 
 static CONFIGS: PerProcess<Mutex<HashMap<Verify, ClientConfig>>> = PerProcess::new();
 

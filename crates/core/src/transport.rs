@@ -10,22 +10,13 @@ use bytes::Bytes;
 use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_ENCODING, CONTENT_LENGTH};
 use reqwest::Method;
 
-use crate::attempts;
+use crate::attempts::{self, Attempt};
 use crate::error::{Error, HttpFailure, Result};
 pub use crate::proxy::ProxySetting;
 use crate::proxy::Routes;
+use crate::request::CallOptions;
 use crate::runtime::{PerProcess, ThreadOwned};
-
-/// How server certificates are checked.
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum Verify {
-    /// The system's trust store (honours `SSL_CERT_FILE`/`SSL_CERT_DIR`).
-    System,
-    /// No verification at all (`verify=False`).
-    Off,
-    /// Only the CA certificates of this PEM bundle.
-    CaBundle(String),
-}
+use crate::tls::Verify;
 
 #[derive(Debug, Clone)]
 pub struct TransportConfig {
@@ -94,30 +85,6 @@ impl Response {
             outcome_unknown: false,
         }))
     }
-}
-
-/// What happened on one attempt, for the DEBUG log line the Python layer writes and the
-/// telemetry spans (`attempts.rs`).
-#[derive(Debug, Clone)]
-pub struct Attempt {
-    pub method: String,
-    /// Without userinfo, signature query values redacted (`attempts::redacted_url`).
-    pub url: String,
-    pub status: Option<u16>,
-    pub elapsed: Duration,
-    pub attempt: u32,
-    pub error: Option<String>,
-    /// Wall clock, Unix nanoseconds: when the attempt started and ended.
-    pub started_unix_ns: u64,
-    pub ended_unix_ns: u64,
-    /// A request to the token endpoint (not the caller's request).
-    pub token: bool,
-    /// How many times this request was sent before in this call (retries, replay, redirects).
-    pub resend_count: u32,
-    /// The exception class the boundary raises for this attempt's failure (no response came).
-    pub error_kind: Option<&'static str>,
-    /// The response's request id (API.md §11), for the log line and the span.
-    pub request_id: Option<String>,
 }
 
 /// Where a request runs, and so which pool its connections come from. hyper spawns a
@@ -292,11 +259,12 @@ fn build_client(config: &TransportConfig, routes: &Routes) -> Result<reqwest::Cl
     // One TLS configuration per process and setting, shared by every pool (tls.rs).
     let tls = crate::tls::client_config(&config.verify)?;
     // Proxies are ours to decide (proxy.rs): reqwest's own reading of the environment is off.
+    // No `connect_timeout` here: each attempt bounds its connects (connect_deadline.rs), with
+    // the call's own setting when it has one, so a derived client needs no pool of its own.
     routes
         .apply(reqwest::Client::builder().no_proxy())?
         // RFC 9112 §5.2: a user agent unfolds an obs-folded header instead of failing.
         .http1_allow_obsolete_multiline_headers_in_responses(true)
-        .connect_timeout(config.connect_timeout)
         .pool_idle_timeout(Duration::from_secs(60))
         .tcp_nodelay(true)
         .connector_layer(crate::connect_deadline::Layer)
@@ -378,14 +346,21 @@ impl Transport {
     /// proves the request never left (connection refused, DNS, connect timeout). Nothing that
     /// may have been written is retried unless it is a GET. No pause or attempt goes past
     /// `deadline`: the last outcome is returned instead, and an attempt is cut at it.
+    /// `options`' timeouts and retries replace the client's (`with_options`, API.md §11).
     pub async fn send(
         &self,
         request: &Outgoing,
+        options: &CallOptions,
         driver: Driver,
         log: &mut Vec<Attempt>,
         deadline: Deadline,
     ) -> Result<Response> {
         let idempotent = request.method == Method::GET;
+        let timeout = options.timeout.unwrap_or(self.config.timeout);
+        let connect_timeout = options
+            .connect_timeout
+            .unwrap_or(self.config.connect_timeout);
+        let retries = options.retries.unwrap_or(self.config.retries);
         let mut attempt = 0;
         loop {
             let started = Instant::now();
@@ -407,10 +382,9 @@ impl Transport {
                 request_id: None,
             });
             let remaining = deadline.remaining();
-            let cut = remaining < self.config.timeout;
-            let mut outcome = self
-                .send_once(request, driver, remaining.min(self.config.timeout))
-                .await;
+            let cut = remaining < timeout;
+            let limits = (remaining.min(timeout), connect_timeout);
+            let mut outcome = self.send_once(request, driver, limits).await;
             if cut && deadline.remaining() < MIN_ATTEMPT {
                 // The attempt ran to the call's deadline, not to `timeout` or `connect_timeout`:
                 // say so, keeping what it knows of the outcome (a connect cut there sent nothing).
@@ -437,7 +411,7 @@ impl Transport {
                 };
             }
             let wait = match &outcome {
-                _ if attempt >= self.config.retries => None,
+                _ if attempt >= retries => None,
                 // The pause the server asks for, however long: the call's deadline bounds it
                 // (below), as the caller set it.
                 Ok(response) if idempotent && matches!(response.status, 429 | 502..=504) => {
@@ -459,11 +433,13 @@ impl Transport {
         }
     }
 
+    /// One attempt, cut at `timeout`; a new connection must be up within `connect_timeout`
+    /// (and before the attempt's end).
     async fn send_once(
         &self,
         request: &Outgoing,
         driver: Driver,
-        timeout: Duration,
+        (timeout, connect_timeout): (Duration, Duration),
     ) -> Result<Response> {
         let method = request.method.as_str();
         let url = request.url.as_str();
@@ -494,7 +470,7 @@ impl Transport {
         }
         // A connect still under way near the attempt's end fails as a connect error (nothing
         // written), not as the request's timeout (connect_deadline.rs).
-        let sending = crate::connect_deadline::within(timeout, builder.send());
+        let sending = crate::connect_deadline::within(timeout, connect_timeout, builder.send());
         let mut response = sending.await.map_err(|e| failed(&e))?;
         let limit = self.config.max_response_size;
         let status = response.status().as_u16();

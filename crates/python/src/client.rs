@@ -10,17 +10,17 @@ use pyo3::exceptions::{PyRuntimeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use rp_core::attempts;
-use rp_core::auth::{Credentials, StoreEvent};
+use rp_core::auth::Credentials;
 use rp_core::client::{Client, ClientConfig};
-use rp_core::error::Error;
-use rp_core::request::{Prepared, Request};
 use rp_core::runtime::block_on_here;
-use rp_core::transport::{Attempt, Driver, Response, Verify};
+use rp_core::tls::Verify;
+use rp_core::transport::Driver;
 
+use super::call::{self, Call, CallOptions};
 use super::observed::{Observed, Slot};
+use super::reply::{observe, parse_response, response_tuple, Observers};
 use super::token::PyToken;
-use super::{aio, client_async, convert, document, telemetry, template};
+use super::{aio, client_async};
 
 fn credentials_from(obj: &Bound<'_, PyAny>) -> PyResult<Credentials> {
     let text = |name: &str| -> PyResult<String> { obj.getattr(name)?.extract() };
@@ -142,21 +142,25 @@ impl NativeClient {
     }
 
     /// `headers`: this call's extra headers for the token request (the trace context);
-    /// `recorder`: called once with the attempts (`telemetry.rs`).
-    #[pyo3(signature = (*, headers=None, recorder=None))]
+    /// `recorder`: called once with the attempts (`telemetry.rs`); `options`: a derived
+    /// client's `CallOptions`.
+    #[pyo3(signature = (*, headers=None, recorder=None, options=None))]
     fn authenticate(
         &self,
         py: Python<'_>,
         headers: Option<Vec<(String, String)>>,
         recorder: Option<Py<PyAny>>,
+        options: Option<&Bound<'_, CallOptions>>,
     ) -> Outcome<PyToken> {
         let core = self.core()?;
         let headers = headers.unwrap_or_default();
+        let options = call::options_of(options);
         let slot = Slot::default();
         let waited = wait(py, async {
             let mut observed = Observed::into_slot(&slot);
             let (log, store_log) = (&mut observed.log, &mut observed.store_log);
-            let outcome = core.authenticate(&headers, Driver::ThisThread, log, store_log);
+            let driver = Driver::ThisThread;
+            let outcome = core.authenticate(&headers, &options, driver, log, store_log);
             let outcome = outcome.await;
             let (log, store_log, _) = observed.finish();
             (outcome, log, store_log)
@@ -174,33 +178,19 @@ impl NativeClient {
         Ok(PyToken::from(outcome?))
     }
 
-    /// Send one request: `method`, `href` (a URL, or a template when `templated` says so, or
-    /// when it holds a `{` and `templated` is None) with `variables` (a mapping), the JSON
-    /// `body`, `if_match` and per-call `headers` for the API's origin (token endpoint
-    /// included); `name` is what messages call the target (a link's relation); `recorder`, if
-    /// given, is called once with the attempts and the template (`telemetry.rs`). Returns
-    /// (status, headers: an iterable of (name, value) pairs, made when iterated, document or
-    /// None for an empty body).
-    #[pyo3(signature = (method, href, variables=None, body=None, templated=None, name=None,
-        if_match=None, headers=None, recorder=None))]
-    #[allow(clippy::too_many_arguments)]
+    /// Send one request, `call` (see `call::Call`: method, target, variables, body, if_match,
+    /// per-call headers and options); `recorder`, if given, is called once with the attempts
+    /// and the template (`telemetry.rs`). Returns (status, headers: an iterable of (name,
+    /// value) pairs, made when iterated, document or None for an empty body).
+    #[pyo3(signature = (call, recorder=None))]
     fn send<'py>(
         &self,
         py: Python<'py>,
-        method: &str,
-        href: String,
-        variables: Option<&Bound<'py, PyAny>>,
-        body: Option<&Bound<'py, PyAny>>,
-        templated: Option<bool>,
-        name: Option<String>,
-        if_match: Option<String>,
-        headers: Option<Vec<(String, String)>>,
+        call: Call<'py>,
         recorder: Option<Py<PyAny>>,
     ) -> Outcome<Bound<'py, PyTuple>> {
         let core = self.core()?;
-        let request = prepare(
-            &core, method, href, variables, body, templated, name, if_match, headers,
-        )?;
+        let request = call.prepare(&core)?;
         // Only a recorder reads the template (telemetry off: nothing copied).
         let template = recorder.as_ref().and(request.template.clone());
         let slot = Slot::default();
@@ -231,45 +221,36 @@ impl NativeClient {
 
     /// Like `authenticate`, as an awaitable (call it from a coroutine of the running loop), and
     /// the `Abort` of its request, which that coroutine calls when its await is interrupted.
-    #[pyo3(signature = (*, headers=None, recorder=None))]
+    #[pyo3(signature = (*, headers=None, recorder=None, options=None))]
     fn authenticate_async<'py>(
         &self,
         py: Python<'py>,
         headers: Option<Vec<(String, String)>>,
         recorder: Option<Py<PyAny>>,
+        options: Option<&Bound<'py, CallOptions>>,
     ) -> PyResult<(Bound<'py, PyAny>, aio::Abort)> {
-        let observers = client_async::Observers {
+        let observers = Observers {
             logger: self.logger.clone_ref(py),
             recorder,
             template: None,
         };
         let headers = headers.unwrap_or_default();
-        client_async::authenticate(py, self.core()?, observers, headers)
+        let options = call::options_of(options);
+        client_async::authenticate(py, self.core()?, observers, headers, options)
     }
 
     /// Like `send`, as an awaitable (call it from a coroutine of the running loop), and the
     /// `Abort` of its request, which that coroutine calls when its await is interrupted.
-    #[pyo3(signature = (method, href, variables=None, body=None, templated=None, name=None,
-        if_match=None, headers=None, recorder=None))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (call, recorder=None))]
     fn send_async<'py>(
         &self,
         py: Python<'py>,
-        method: &str,
-        href: String,
-        variables: Option<&Bound<'py, PyAny>>,
-        body: Option<&Bound<'py, PyAny>>,
-        templated: Option<bool>,
-        name: Option<String>,
-        if_match: Option<String>,
-        headers: Option<Vec<(String, String)>>,
+        call: Call<'py>,
         recorder: Option<Py<PyAny>>,
     ) -> Outcome<(Bound<'py, PyAny>, aio::Abort)> {
         let core = self.core()?;
-        let request = prepare(
-            &core, method, href, variables, body, templated, name, if_match, headers,
-        )?;
-        let observers = client_async::Observers {
+        let request = call.prepare(&core)?;
+        let observers = Observers {
             logger: self.logger.clone_ref(py),
             template: recorder.as_ref().and(request.template.clone()),
             recorder,
@@ -288,179 +269,6 @@ impl NativeClient {
         slot.clone()
             .ok_or_else(|| PyRuntimeError::new_err("this client is closed"))
     }
-}
-
-/// The core request of `send`/`send_async`'s arguments, prepared: only conversions here; the
-/// checks and the policy are the core's (`rp_core::request`).
-#[allow(clippy::too_many_arguments)]
-fn prepare(
-    core: &Client,
-    method: &str,
-    href: String,
-    variables: Option<&Bound<'_, PyAny>>,
-    body: Option<&Bound<'_, PyAny>>,
-    templated: Option<bool>,
-    name: Option<String>,
-    if_match: Option<String>,
-    headers: Option<Vec<(String, String)>>,
-) -> Outcome<Prepared> {
-    let name = name.filter(|n| !n.is_empty()); // a rel named "" goes by its href
-    let target = template::target_from(href, variables, templated, name.as_deref())?;
-    let mut request = Request::new(method, target)?;
-    request.body = match body {
-        Some(b) if !b.is_none() => Some(bytes::Bytes::from(convert::to_json_bytes(b)?)),
-        _ => None,
-    };
-    request.if_match = if_match;
-    request.headers = headers.unwrap_or_default();
-    request.name = name;
-    Ok(core.prepare(request)?)
-}
-
-/// Tell a call's observers what it did: the logger (a DEBUG line per attempt, the token
-/// store's commands) and the telemetry recorder (with the `template` the request was expanded
-/// from). With the GIL and no lock held: on the caller's thread (sync) or on the completion
-/// thread (asyncio).
-pub(crate) fn observe(
-    logger: &Bound<'_, PyAny>,
-    recorder: Option<&Py<PyAny>>,
-    template: Option<&str>,
-    attempts: &[Attempt],
-    store_events: &[StoreEvent],
-) {
-    log_attempts(logger, attempts);
-    log_store_events(logger, store_events);
-    telemetry::record(logger.py(), recorder, template, attempts, store_events);
-}
-
-/// One DEBUG line per attempt (see `observe`).
-fn log_attempts(logger: &Bound<'_, PyAny>, attempts: &[Attempt]) {
-    let enabled = logger
-        .call_method1(pyo3::intern!(logger.py(), "isEnabledFor"), (10,))
-        .and_then(|v| v.is_truthy())
-        .unwrap_or(false);
-    if !enabled {
-        return;
-    }
-    for a in attempts {
-        let status = a
-            .status
-            .map_or_else(|| a.error.clone().unwrap_or_default(), |s| s.to_string());
-        let milliseconds = a.elapsed.as_secs_f64() * 1000.0;
-        let _ = match &a.request_id {
-            Some(id) => logger.call_method1(
-                "debug",
-                (
-                    "%s %s -> %s in %.1f ms (attempt %d, request id %s)",
-                    &a.method,
-                    &a.url,
-                    status,
-                    milliseconds,
-                    a.attempt,
-                    id,
-                ),
-            ),
-            None => logger.call_method1(
-                "debug",
-                (
-                    "%s %s -> %s in %.1f ms (attempt %d)",
-                    &a.method,
-                    &a.url,
-                    status,
-                    milliseconds,
-                    a.attempt,
-                ),
-            ),
-        };
-    }
-}
-
-/// The token store's commands (API.md §10): a failure is a WARNING at most once a minute per
-/// client (the core decides which), else DEBUG (see `observe`).
-fn log_store_events(logger: &Bound<'_, PyAny>, events: &[StoreEvent]) {
-    for event in events {
-        let milliseconds = event.elapsed.as_secs_f64() * 1000.0;
-        let _ = match (&event.message, event.warn) {
-            (Some(message), true) => logger.call_method1(
-                "warning",
-                (
-                    "token store unavailable (%s: %s): using this process's own token; \
-                     requests go on (next warning in a minute at the earliest)",
-                    event.op,
-                    message,
-                ),
-            ),
-            (Some(message), false) => logger.call_method1(
-                "debug",
-                (
-                    "token store %s failed in %.1f ms: %s",
-                    event.op,
-                    milliseconds,
-                    message,
-                ),
-            ),
-            (None, _) => logger.call_method1(
-                "debug",
-                ("token store %s in %.1f ms", event.op, milliseconds),
-            ),
-        };
-    }
-}
-
-/// A response with its body parsed: in the request's future, without the GIL, so that a body
-/// that is no document fails its attempt before the attempts are observed (`fail_last`).
-pub(crate) struct Parsed {
-    status: u16,
-    headers: reqwest::header::HeaderMap,
-    document: Option<document::Document>,
-}
-
-pub(crate) fn parse_response(
-    method: &str,
-    mut response: Response,
-    log: &mut [Attempt],
-) -> Result<Parsed, Error> {
-    let document = if response.body.is_empty() {
-        None
-    } else {
-        // The URL and the header pairs only for the error: most bodies parse.
-        let parsed = document::parse(std::mem::take(&mut response.body)).map_err(|e| {
-            let (url, pairs) = (response.url.as_str(), response.header_pairs());
-            e.with_request(method, url)
-                .with_response(response.status, pairs)
-                .with_request_id(response.request_id.as_deref())
-                .with_outcome_unknown(response.after_processed_write)
-        });
-        match parsed {
-            Ok(document) => Some(document),
-            Err(error) => {
-                attempts::fail_last(log, &error);
-                return Err(error);
-            }
-        }
-    };
-    Ok(Parsed {
-        status: response.status,
-        headers: response.headers,
-        document,
-    })
-}
-
-pub(crate) fn response_tuple(py: Python<'_>, parsed: Parsed) -> PyResult<Bound<'_, PyTuple>> {
-    let document = match parsed.document {
-        Some(document) => document.into_python(py)?,
-        None => py.None().into_bound(py),
-    };
-    // The headers as they came: `Headers` reads them on first use (most are never read).
-    let headers = convert::ResponseHeaders::from(parsed.headers);
-    PyTuple::new(
-        py,
-        [
-            parsed.status.into_pyobject(py)?.into_any(),
-            crate::untracked::new_untracked(py, headers)?.into_any(),
-            document,
-        ],
-    )
 }
 
 /// Run a core future to completion without the GIL, on this thread's own runtime

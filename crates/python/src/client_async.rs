@@ -5,15 +5,16 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 
+use rp_core::attempts::Attempt;
 use rp_core::auth::{StoreEvent, Token as CoreToken};
 use rp_core::client::Client;
 use rp_core::error::Error;
-use rp_core::request::Prepared;
-use rp_core::transport::{Attempt, Driver};
+use rp_core::request::{CallOptions, Prepared};
+use rp_core::transport::Driver;
 
 use super::aio;
-use super::client::{observe, parse_response, response_tuple, Parsed};
 use super::observed::Observed;
+use super::reply::{observe, parse_response, response_tuple, Observers, Parsed};
 use super::token::PyToken;
 use crate::errors::to_py;
 
@@ -55,14 +56,6 @@ impl<'py> IntoPyObject<'py> for Completion {
     }
 }
 
-/// Who is told about a call's attempts: the logger (DEBUG lines) and the telemetry recorder
-/// (with the template the request was expanded from, its spans' `url.template`).
-pub(crate) struct Observers {
-    pub logger: Py<PyAny>,
-    pub recorder: Option<Py<PyAny>>,
-    pub template: Option<String>,
-}
-
 /// Awaitable of `(status, headers, document)`, as `NativeClient.send` returns, and its `Abort`.
 pub(crate) fn send<'py>(
     py: Python<'py>,
@@ -93,12 +86,13 @@ pub(crate) fn authenticate<'py>(
     core: Arc<Client>,
     observers: Observers,
     headers: Vec<(String, String)>,
+    options: Arc<CallOptions>,
 ) -> PyResult<(Bound<'py, PyAny>, aio::Abort)> {
     aio::awaitable(py, async move {
         let mut observed = Observed::later(observers);
         let (log, store_log) = (&mut observed.log, &mut observed.store_log);
         let outcome = core
-            .authenticate(&headers, Driver::Shared, log, store_log)
+            .authenticate(&headers, &options, Driver::Shared, log, store_log)
             .await;
         let (log, store_log, observers) = observed.finish();
         Ok(Completion {

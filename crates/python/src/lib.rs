@@ -2,6 +2,7 @@
 //! converts its arguments, calls the core, and converts the result or the error.
 
 mod aio;
+mod call;
 mod client;
 mod client_async;
 mod convert;
@@ -9,6 +10,7 @@ mod document;
 mod errors;
 mod observed;
 mod rels;
+mod reply;
 mod sandbox;
 mod shutdown;
 mod telemetry;
@@ -20,6 +22,8 @@ mod untracked;
 // "Supported versions"): the bindings were written and tested with the GIL only.
 #[pyo3::pymodule(gil_used = true)]
 mod _core {
+    #[pymodule_export]
+    use super::call::CallOptions;
     #[pymodule_export]
     use super::client::NativeClient;
     #[pymodule_export]

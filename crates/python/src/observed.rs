@@ -9,12 +9,11 @@ use pyo3::exceptions::{PyKeyboardInterrupt, PySystemExit};
 use pyo3::prelude::*;
 
 use rp_core::attempts;
+use rp_core::attempts::Attempt;
 use rp_core::auth::StoreEvent;
-use rp_core::transport::Attempt;
 
 use super::aio;
-use super::client::observe;
-use super::client_async::Observers;
+use super::reply::{observe, Observers};
 
 /// What a call's future records, and where it goes if the future is dropped unfinished.
 pub(crate) struct Observed<'a> {

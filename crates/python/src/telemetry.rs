@@ -4,8 +4,8 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
+use rp_core::attempts::Attempt;
 use rp_core::auth::StoreEvent;
-use rp_core::transport::Attempt;
 
 /// Call `recorder(attempts, template, store)` once, with every attempt of the call as a tuple
 /// `(method, url, status | None, start_ns, end_ns, token_request, resend_count, error_kind | None,

@@ -6,6 +6,7 @@
 //! without answering (`drop_next`) and a stop must be bounded even when a request is stuck in
 //! a handler.
 
+mod answer;
 mod body;
 pub mod clock;
 mod control;

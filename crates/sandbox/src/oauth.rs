@@ -10,9 +10,9 @@ use bytes::Bytes;
 use hyper::http::{header, HeaderValue, Method, Response, StatusCode};
 use serde_json::json;
 
+use super::answer::{no_store, oauth_error, respond};
 use super::body::Body;
 use super::journal::{lock, Entry};
-use super::protocol::{no_store, oauth_error, respond};
 use super::tokens::Scope;
 use super::Site;
 use rp_core::media;

@@ -36,7 +36,8 @@ use hyper::http::{
 };
 use serde_json::json;
 
-use super::body::{self, Body};
+use super::answer::{respond, JSON};
+use super::body::Body;
 use super::faults::Outcome;
 use super::journal::{lock, Entry};
 use super::store::{HandlerRequest, Lookup, Reply, Target};
@@ -49,7 +50,6 @@ const MAX_BODY: usize = 8 * 1024 * 1024;
 /// Up to this, an oversized body is read and discarded before the 413, so that a client still
 /// sending gets the answer instead of a broken pipe; beyond it the connection is cut.
 const DRAIN_LIMIT: usize = 8 * MAX_BODY;
-const JSON: &str = "application/json;charset=UTF-8";
 
 /// Returned to hyper to close the connection without an answer (`drop_next`).
 #[derive(Debug)]
@@ -381,17 +381,6 @@ fn add_headers(response: &mut Response<Body>, headers: &[(String, String)]) {
     }
 }
 
-pub fn respond(status: StatusCode, content_type: &str, body: Bytes) -> Response<Body> {
-    let mut response = Response::new(body::full(body));
-    *response.status_mut() = status;
-    if !content_type.is_empty() {
-        if let Ok(v) = HeaderValue::from_str(content_type) {
-            response.headers_mut().insert(header::CONTENT_TYPE, v);
-        }
-    }
-    response
-}
-
 fn hal(site: &Site, status: StatusCode, body: Bytes) -> Response<Body> {
     respond(status, &site.hal_content_type, body)
 }
@@ -413,18 +402,4 @@ pub fn api_error(status: u16, code: u32, message: &str) -> Response<Body> {
         JSON,
         Bytes::from(json!({"code": code, "message": message}).to_string()),
     )
-}
-
-/// An OAuth error body (RFC 6749 §5.2), no-store like every token endpoint answer.
-pub fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response<Body> {
-    let body = json!({"error": error, "error_description": description}).to_string();
-    let mut r = respond(status, JSON, Bytes::from(body));
-    no_store(&mut r);
-    r
-}
-
-pub fn no_store(response: &mut Response<Body>) {
-    let headers = response.headers_mut();
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    headers.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
 }

@@ -7,54 +7,16 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use jiter::{Jiter, JiterError, Peek};
+use jiter::{Jiter, Peek};
 
 use super::limits::{skip, within_limit};
 use super::links::links;
+use super::walk::{first_name, next_name, Key, Refusal, Walk, EMBEDDED, LINKS};
 use super::Document;
 use crate::error::{Error, Result};
 
 /// Objects with more names than this get a hash index; smaller ones are scanned.
 pub(super) const SCANNED: usize = 16;
-
-/// The fields of HAL itself; every other field of a resource is its state.
-pub(super) const LINKS: &str = "_links";
-pub(super) const EMBEDDED: &str = "_embedded";
-
-/// A field name: where it is in the body, or decoded when it had escapes.
-pub(super) enum Key {
-    At(Range<usize>),
-    Decoded(Box<str>),
-}
-
-impl Key {
-    pub(super) fn of(name: &str, body: &[u8]) -> Key {
-        let start = (name.as_ptr() as usize).wrapping_sub(body.as_ptr() as usize);
-        if start <= body.len() && name.len() <= body.len() - start {
-            Key::At(start..start + name.len())
-        } else {
-            Key::Decoded(name.into()) // jiter decoded it into its scratch tape
-        }
-    }
-
-    /// The name's bytes, for comparisons: the body was validated as UTF-8 once, and jiter cut
-    /// the name at its quotes, so equal bytes are equal names without decoding them again.
-    pub(super) fn bytes<'a>(&'a self, body: &'a [u8]) -> &'a [u8] {
-        match self {
-            Key::At(range) => &body[range.clone()],
-            Key::Decoded(text) => text.as_bytes(),
-        }
-    }
-
-    /// The name as text, for readers.
-    pub(super) fn text<'a>(&'a self, body: &'a [u8]) -> &'a str {
-        match self {
-            // validated UTF-8 (the whole body is), and jiter cut it at the quotes
-            Key::At(range) => std::str::from_utf8(&body[range.clone()]).unwrap_or_default(),
-            Key::Decoded(text) => text,
-        }
-    }
-}
 
 /// Names in first-seen order, each once with its value (of its last occurrence, as in a Python
 /// dict); found by scanning (few) or by hash (many).
@@ -169,20 +131,6 @@ pub(super) struct Index {
 /// The relations of `_embedded`, each with its resources.
 pub(super) type Embedded = Names<Children>;
 
-/// Why a body was refused: JSON syntax (described with jiter's position) or HAL shape.
-pub(super) enum Refusal {
-    Json(JiterError),
-    Hal(String),
-}
-
-impl From<JiterError> for Refusal {
-    fn from(e: JiterError) -> Self {
-        Refusal::Json(e)
-    }
-}
-
-pub(super) type Walk<T> = std::result::Result<T, Refusal>;
-
 /// Validate `body` (a JSON object of HAL shape) and index it: the parser of every response.
 pub fn parse(body: impl Into<Bytes>) -> Result<Document> {
     let mut body = body.into();
@@ -217,16 +165,6 @@ fn index_body(jiter: &mut Jiter<'_>, body: &[u8]) -> Walk<Index> {
     let index = object(jiter, body, 1, 0)?;
     jiter.finish()?;
     Ok(index)
-}
-
-/// The first name of the object at the cursor (its `{` peeked); `None` if it is empty.
-pub(super) fn first_name(jiter: &mut Jiter<'_>, body: &[u8]) -> Walk<Option<Key>> {
-    Ok(jiter.known_object()?.map(|name| Key::of(name, body)))
-}
-
-/// The next name of the object being walked; `None` at its `}`.
-pub(super) fn next_name(jiter: &mut Jiter<'_>, body: &[u8]) -> Walk<Option<Key>> {
-    Ok(jiter.next_key()?.map(|name| Key::of(name, body)))
 }
 
 /// Index the object at the cursor (its `{` peeked, at nesting `level`), checking `_links` and

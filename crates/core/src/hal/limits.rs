@@ -2,7 +2,7 @@
 
 use jiter::{Jiter, Peek};
 
-use super::index::{Refusal, Walk};
+use super::walk::{Refusal, Walk};
 
 /// Deepest nesting of objects and arrays in a body (the top object is level 1). Python's default
 /// recursion limit (1,000) leaves room for `copy.deepcopy` of a value this deep (two frames a

@@ -3,8 +3,8 @@
 
 use jiter::{Jiter, JiterResult, Peek};
 
-use super::index::{first_name, next_name, Key, Refusal, Walk, LINKS};
 use super::limits::{skip, within_limit};
+use super::walk::{first_name, next_name, Key, Refusal, Walk, LINKS};
 use crate::error::Result;
 use crate::template;
 
