@@ -15,7 +15,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-wheels=(dist/*-manylinux_2_17_x86_64.whl)
+wheels=(dist/*.manylinux_2_17_x86_64.whl)
 wheel=$(realpath "${1:-${wheels[0]}}")
 [ -f "$wheel" ] || { echo "check_wheel: no wheel (run 'make dist' first)" >&2; exit 1; }
 plan=${RP_WHEEL_PYTHONS:-"3.10:full 3.11:surface 3.12:surface 3.13:full"}

@@ -39,7 +39,7 @@ case ${1:-} in
         ;;
     *) sed -n '2,16p' "$0" >&2; exit 2 ;;
 esac
-wheels=(dist/*-"$platform".whl)
+wheels=(dist/*[-.]"$platform".whl)
 [ -f "${wheels[0]}" ] || { echo "check_wheel_foreign: no $platform wheel in dist/ (make dist)" >&2; exit 1; }
 wheel=$(basename "${wheels[0]}")
 
