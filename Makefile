@@ -85,23 +85,24 @@ fuzz: ## fuzz the HAL parser and the template engine, FUZZ_SECONDS each (needs c
 			-dict=$(CURDIR)/fuzz/$$target.dict -max_total_time=$(FUZZ_SECONDS) || exit 1; \
 	done
 
-# The distributions: an sdist and four abi3 wheels (CPython >= 3.10), built with the release
-# profile: Linux x86_64 and aarch64, each for glibc 2.17 (manylinux2014) and for musl 1.2
-# (musllinux_1_2: Alpine). All are cross-built here with zig as the linker (maturin `--zig`,
-# zig from the ziglang package), against the rustup target of each; macOS and Windows wheels
-# come from .github/workflows/release.yml.
+# The distributions: an sdist and two abi3 wheels (CPython >= 3.10), built with the release
+# profile: Linux x86_64 and aarch64 for glibc 2.17 (manylinux2014), cross-built with zig as the
+# linker (maturin `--zig`, zig from the ziglang package) against the rustup target of each.
+# The musl wheels (musllinux_1_2), macOS and Windows come from .github/workflows/release.yml:
+# zig links a musl extension against `libc.so`, which musl's loader resolves to itself but
+# auditwheel does not accept (it expects Alpine's libc.musl-<arch>.so.1), and no musl system
+# here could audit or run them.
 DIST_VENV ?= .venv-dist
 DIST_TOOLS := $(DIST_VENV)/.tools
 # rust target : wheel compatibility
-DIST_WHEELS ?= x86_64-unknown-linux-gnu:manylinux2014 aarch64-unknown-linux-gnu:manylinux2014 \
-	x86_64-unknown-linux-musl:musllinux_1_2 aarch64-unknown-linux-musl:musllinux_1_2
+DIST_WHEELS ?= x86_64-unknown-linux-gnu:manylinux2014 aarch64-unknown-linux-gnu:manylinux2014
 $(DIST_TOOLS): pyproject.toml
 	test -x $(DIST_VENV)/bin/python || python3 -m venv $(DIST_VENV)
 	$(DIST_VENV)/bin/python -m pip install -q --upgrade pip
 	$(DIST_VENV)/bin/python -m pip install -q --group dist
 	@touch $@
 
-dist: $(DIST_TOOLS) ## sdist + the four abi3 Linux wheels into dist/ (release builds: minutes each), checked
+dist: $(DIST_TOOLS) ## sdist + the abi3 manylinux wheels (x86_64, aarch64) into dist/ (release builds: minutes each), checked
 	rm -rf dist
 	rustup target add $(foreach w,$(DIST_WHEELS),$(firstword $(subst :, ,$(w))))
 	$(DIST_VENV)/bin/maturin sdist --out dist
