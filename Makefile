@@ -38,13 +38,14 @@ test-rust: ## the Rust core's unit tests (no Python needed)
 test-python: $(STAMP) $(DOCS_STAMP) ## pytest over tests/ (the public API through the sandbox server; tests/docs/ builds the site)
 	$(PY) -m pytest -q
 
-lint: $(STAMP) ## rustfmt, clippy -D warnings, ruff (lint + format), mypy --strict, stubtest
+lint: $(STAMP) ## rustfmt, clippy -D warnings, ruff (lint + format), mypy --strict, stubtest, actionlint
 	cargo fmt --check
 	cargo clippy --quiet --all-features --all-targets -- -D warnings
 	$(VENV)/bin/ruff check python tests examples benches scripts
 	$(VENV)/bin/ruff format --check python tests examples benches scripts
 	$(VENV)/bin/mypy
 	$(PY) -m mypy.stubtest --allowlist stubtest-allowlist.txt recurring_payments
+	$(VENV)/bin/actionlint .github/workflows/*.yml
 
 fmt: $(PY) ## format Rust and Python sources
 	cargo fmt
@@ -84,22 +85,32 @@ fuzz: ## fuzz the HAL parser and the template engine, FUZZ_SECONDS each (needs c
 			-dict=$(CURDIR)/fuzz/$$target.dict -max_total_time=$(FUZZ_SECONDS) || exit 1; \
 	done
 
-# The distributions: an sdist and one abi3 wheel (CPython >= 3.10) for Linux x86_64, tagged
-# manylinux_2_17 (glibc 2.17: zig links against its symbols), built with the release profile.
+# The distributions: an sdist and two abi3 wheels (CPython >= 3.10), built with the release
+# profile: Linux x86_64 and aarch64 for glibc 2.17 (manylinux2014), cross-built with zig as the
+# linker (maturin `--zig`, zig from the ziglang package) against the rustup target of each.
+# The musl wheels (musllinux_1_2), macOS and Windows come from .github/workflows/release.yml:
+# zig links a musl extension against `libc.so`, which musl's loader resolves to itself but
+# auditwheel does not accept (it expects Alpine's libc.musl-<arch>.so.1), and no musl system
+# here could audit or run them.
 DIST_VENV ?= .venv-dist
 DIST_TOOLS := $(DIST_VENV)/.tools
+# rust target : wheel compatibility
+DIST_WHEELS ?= x86_64-unknown-linux-gnu:manylinux2014 aarch64-unknown-linux-gnu:manylinux2014
 $(DIST_TOOLS): pyproject.toml
 	test -x $(DIST_VENV)/bin/python || python3 -m venv $(DIST_VENV)
 	$(DIST_VENV)/bin/python -m pip install -q --upgrade pip
 	$(DIST_VENV)/bin/python -m pip install -q --group dist
 	@touch $@
 
-dist: $(DIST_TOOLS) ## sdist + abi3 manylinux_2_17 wheel into dist/ (a release build: minutes), checked
+dist: $(DIST_TOOLS) ## sdist + the abi3 manylinux wheels (x86_64, aarch64) into dist/ (release builds: minutes each), checked
 	rm -rf dist
+	rustup target add $(foreach w,$(DIST_WHEELS),$(firstword $(subst :, ,$(w))))
 	$(DIST_VENV)/bin/maturin sdist --out dist
 	@# maturin finds zig through the ziglang package of the Python first on PATH.
-	PATH="$(CURDIR)/$(DIST_VENV)/bin:$$PATH" $(DIST_VENV)/bin/maturin build --release \
-		--zig --compatibility manylinux2014 --out dist
+	set -e; for wheel in $(DIST_WHEELS); do \
+		PATH="$(CURDIR)/$(DIST_VENV)/bin:$$PATH" $(DIST_VENV)/bin/maturin build --release --zig \
+			--target $${wheel%%:*} --compatibility $${wheel#*:} --out dist; \
+	done
 	$(MAKE) --no-print-directory check-dist
 
 check-dist: $(DIST_TOOLS) ## what `make dist` checks: auditwheel, tags, size, strip, metadata

@@ -1,10 +1,13 @@
-"""Check what `make dist` wrote: one sdist and one abi3 manylinux_2_17 wheel, as issue 14 asks.
+"""Check what `make dist` wrote: one sdist and the two abi3 manylinux wheels.
 
     python scripts/check_dist.py dist/
 
-Runs in .venv-dist (`auditwheel` beside it; stdlib otherwise). Prints what it
-measured and exits 1 naming every check that failed. The installed wheel itself is checked by
-scripts/check_wheel.sh.
+The wheels: manylinux_2_17 (glibc 2.17) for x86_64 and aarch64 (the musl, macOS and Windows
+wheels come from .github/workflows/release.yml). Each must be the abi3 extension, stripped,
+with the metadata and a tag that `auditwheel show` agrees with. Runs in .venv-dist
+(`auditwheel` beside it; stdlib otherwise). Prints what it measured and exits 1 naming every
+check that failed. The installed wheels are checked by scripts/check_wheel.sh (x86_64) and
+scripts/check_wheel_foreign.sh (aarch64; CPython 3.14 and 3.15).
 """
 
 from __future__ import annotations
@@ -22,8 +25,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 MAX_WHEEL_BYTES = 12 * 10**6  # the issue's "at most 12 MB"
 MAX_SDIST_BYTES = 5 * 10**6  # ~0.4 MB today: more means a venv or build output slipped in
-PLATFORM = "manylinux_2_17_x86_64"
-PYTHONS = ("3.10", "3.11", "3.12", "3.13")
+# The wheel's platform tags (as maturin writes them, the legacy alias first) -> auditwheel's.
+PLATFORMS = {
+    "manylinux2014_x86_64.manylinux_2_17_x86_64": "manylinux_2_17_x86_64",
+    "manylinux2014_aarch64.manylinux_2_17_aarch64": "manylinux_2_17_aarch64",
+}
+PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14", "3.15")
 # What `pip install` of the sdist needs to build the same wheel.
 SDIST_FILES = (
     "pyproject.toml",
@@ -68,9 +75,8 @@ def elf_sections(data: bytes) -> set[str]:
     return {strtab[name : strtab.index(b"\0", name)].decode() for name in names}
 
 
-def check_wheel(wheel: Path, version: str) -> None:
-    expected = f"recurring_payments-{version}-cp310-abi3-manylinux2014_x86_64.{PLATFORM}.whl"
-    check(wheel.name == expected, f"wheel name {wheel.name} (expected {expected})")
+def check_wheel(wheel: Path, tags: str, platform: str, version: str) -> None:
+    print(f"\n{wheel.name}")
     size = wheel.stat().st_size
     check(size <= MAX_WHEEL_BYTES, f"wheel size {size / 1e6:.2f} MB <= 12 MB")
 
@@ -88,7 +94,7 @@ def check_wheel(wheel: Path, version: str) -> None:
             stripped = not sections & {".symtab", ".debug_info", ".debug_line"}
             check(stripped, f"{core} stripped ({len(so) / 1e6:.2f} MB uncompressed)")
         meta = email.parser.Parser().parsestr(zf.read(f"{info}/METADATA").decode())
-        tags = zf.read(f"{info}/WHEEL").decode()
+        wheel_file = zf.read(f"{info}/WHEEL").decode()
 
     check(meta["Version"] == version, f"Version {meta['Version']} is Cargo.toml's {version}")
     check(meta["Requires-Python"] == ">=3.10", f"Requires-Python {meta['Requires-Python']}")
@@ -99,7 +105,8 @@ def check_wheel(wheel: Path, version: str) -> None:
             f"Programming Language :: Python :: {python}" in classifiers,
             f"classifier Python {python}",
         )
-    check(f"Tag: cp310-abi3-{PLATFORM}" in tags, f"WHEEL tag cp310-abi3-{PLATFORM}")
+    for tag in tags.split("."):
+        check(f"Tag: cp310-abi3-{tag}\n" in wheel_file, f"WHEEL tag cp310-abi3-{tag}")
 
     auditwheel = Path(sys.executable).with_name("auditwheel")
     shown = subprocess.run(
@@ -107,8 +114,8 @@ def check_wheel(wheel: Path, version: str) -> None:
     )
     text = " ".join(shown.stdout.split())
     print(shown.stdout.rstrip())
-    consistent = f'consistent with the following platform tag: "{PLATFORM}"' in text
-    check(shown.returncode == 0 and consistent, f"auditwheel: consistent with {PLATFORM}")
+    consistent = f'consistent with the following platform tag: "{platform}"' in text
+    check(shown.returncode == 0 and consistent, f"auditwheel: consistent with {platform}")
 
 
 def check_sdist(sdist: Path, version: str) -> None:
@@ -130,12 +137,16 @@ def check_sdist(sdist: Path, version: str) -> None:
 def main(dist: Path) -> int:
     found = re.search(r'(?m)^version = "([^"]+)"', (ROOT / "Cargo.toml").read_text())
     version = found.group(1) if found else "?"
-    wheels = sorted(dist.glob("*.whl"))
+    wheels = {w.name for w in dist.glob("*.whl")}
     sdists = sorted(dist.glob("*.tar.gz"))
-    check(len(wheels) == 1, f"one wheel in {dist}/ (found {[w.name for w in wheels]})")
     check(len(sdists) == 1, f"one sdist in {dist}/ (found {[s.name for s in sdists]})")
-    if wheels:
-        check_wheel(wheels[0], version)
+    for tags, platform in PLATFORMS.items():
+        name = f"recurring_payments-{version}-cp310-abi3-{tags}.whl"
+        check(name in wheels, f"{name} in {dist}/")
+        if name in wheels:
+            check_wheel(dist / name, tags, platform, version)
+    unexpected = wheels - {f"recurring_payments-{version}-cp310-abi3-{t}.whl" for t in PLATFORMS}
+    check(not unexpected, f"no other wheel in {dist}/ (found {sorted(unexpected)})")
     if sdists:
         check_sdist(sdists[0], version)
     if failures:

@@ -2,9 +2,10 @@
 # Install the wheel into a fresh venv per CPython version, with no Rust toolchain on PATH, and
 # run the tests against the installed package (tests/package/test_wheel.py fails if they import this
 # source tree instead): the whole suite on 3.10 and 3.13, the demo and the public-surface tests
-# on 3.11 and 3.12 (what fits in .ci/run's time).
+# on 3.11 and 3.12 (what fits in .ci/run's time). CPython 3.14 and 3.15, and the aarch64 wheel:
+# scripts/check_wheel_foreign.sh.
 #
-#   scripts/check_wheel.sh [WHEEL]                 # default: the one wheel in dist/
+#   scripts/check_wheel.sh [WHEEL]                 # default: dist/'s manylinux x86_64 wheel
 #   RP_WHEEL_PYTHONS="3.12:full" scripts/check_wheel.sh
 #
 # Interpreters come from pyenv ($PYENV_ROOT/versions/X.Y.Z) or PATH (pythonX.Y). One that is
@@ -14,7 +15,7 @@ set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
-wheels=(dist/*.whl)
+wheels=(dist/*.manylinux_2_17_x86_64.whl)
 wheel=$(realpath "${1:-${wheels[0]}}")
 [ -f "$wheel" ] || { echo "check_wheel: no wheel (run 'make dist' first)" >&2; exit 1; }
 plan=${RP_WHEEL_PYTHONS:-"3.10:full 3.11:surface 3.12:surface 3.13:full"}

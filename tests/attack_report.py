@@ -1,7 +1,7 @@
 """Counts the adversarial scenarios of the suite by category (issue 12, "Attack it yourselves").
 
 A test joins a category with `pytest.mark.attack("money")` (on the test or as the module's
-`pytestmark`), or through MODULES below for the first wave's suites; at the end of the run the
+`pytestmark`), or through MODULES below for whole modules; at the end of the run the
 passed scenarios per category are printed, and these are the figures the README's Guarantees
 section quotes. Categories: money, token, origin, secrets, inputs, process, hal.
 """
@@ -13,8 +13,7 @@ from collections import Counter
 import pytest
 
 CATEGORIES = ("money", "token", "origin", "secrets", "inputs", "process", "hal")
-# Suites written before the marker, by module: their tests are all of one category unless a
-# test carries its own mark.
+# Whole modules of one category: their tests count there unless a test carries its own mark.
 MODULES = {
     "test_faults.py": "money",
     "test_faults_auth.py": "token",

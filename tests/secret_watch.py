@@ -49,7 +49,8 @@ class Watch:
         self.current = "(collection)"
         self.lock = threading.Lock()
         # A child forked while a parent thread held it must not inherit it held (fork tests).
-        os.register_at_fork(after_in_child=self._new_lock)
+        if hasattr(os, "register_at_fork"):  # not on Windows, which has no fork
+            os.register_at_fork(after_in_child=self._new_lock)
         self.leaks: list[str] = []
         self.spans = 0  # spans and metric data points seen (OpenTelemetry)
         self.points = 0

@@ -253,6 +253,7 @@ def test_a_store_on_a_closed_port(server: FakeServer, caplog: pytest.LogCaptureF
     assert len(warnings) == 1
 
 
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs os.fork")
 def test_a_forked_child_opens_its_own_connection(server: FakeServer, redis: RedisServer) -> None:
     from forking import run_in_child
 

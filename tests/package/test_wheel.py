@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import platform
 import re
 import shutil
 import sys
@@ -28,6 +29,18 @@ def _distribution() -> tuple[metadata.Distribution, bool]:
     dist = metadata.distribution("recurring-payments")
     direct_url = json.loads(dist.read_text("direct_url.json") or "{}")
     return dist, bool(direct_url.get("dir_info", {}).get("editable"))
+
+
+def _platform_tag() -> str:
+    """The start of the platform tag of the wheel built for this machine (`make dist` on Linux,
+    .github/workflows/release.yml elsewhere)."""
+    machine = platform.machine().lower()
+    if sys.platform == "linux":
+        libc = "manylinux_2_17" if platform.libc_ver()[0] == "glibc" else "musllinux_1_2"
+        return f"{libc}_{machine}"
+    if sys.platform == "darwin":
+        return "macosx_"
+    return "win_amd64" if machine == "amd64" else f"win_{machine}"
 
 
 def _package_dir() -> Path:
@@ -54,8 +67,8 @@ def test_the_installed_wheel() -> None:
     package = _package_dir()
     assert not editable
     assert ROOT not in package.parents, f"imported from the source tree: {package}"
-    assert Path(rp._core.__file__).name == "_core.abi3.so"
-    assert "Tag: cp310-abi3-manylinux_2_17_x86_64" in (dist.read_text("WHEEL") or "")
+    assert Path(rp._core.__file__).name == ("_core.pyd" if os.name == "nt" else "_core.abi3.so")
+    assert f"Tag: cp310-abi3-{_platform_tag()}" in (dist.read_text("WHEEL") or "")
 
     cargo = (ROOT / "Cargo.toml").read_text()
     version = re.search(r'(?m)^version = "([^"]+)"', cargo)

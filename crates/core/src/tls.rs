@@ -53,40 +53,63 @@ fn build(verify: &Verify) -> Result<ClientConfig> {
         .with_safe_default_protocol_versions()
         .map_err(setup)?;
     let mut config = match verify {
-        // The platform's verifier, as reqwest uses (honours SSL_CERT_FILE/SSL_CERT_DIR).
-        Verify::System => {
-            let verifier = rustls_platform_verifier::Verifier::new(provider).map_err(setup)?;
-            builder
-                .dangerous()
-                .with_custom_certificate_verifier(Arc::new(verifier))
-                .with_no_client_auth()
-        }
+        // SSL_CERT_FILE replaces the system's store, as the Linux verifier does by itself.
+        Verify::System => match ssl_cert_file() {
+            Some(path) => builder
+                .with_root_certificates(bundle(&path)?)
+                .with_no_client_auth(),
+            // The platform's verifier, as reqwest uses (on Linux it reads SSL_CERT_FILE and
+            // SSL_CERT_DIR itself).
+            None => {
+                let verifier = rustls_platform_verifier::Verifier::new(provider).map_err(setup)?;
+                builder
+                    .dangerous()
+                    .with_custom_certificate_verifier(Arc::new(verifier))
+                    .with_no_client_auth()
+            }
+        },
         Verify::Off => builder
             .dangerous()
             .with_custom_certificate_verifier(Arc::new(NoVerifier(provider)))
             .with_no_client_auth(),
-        Verify::CaBundle(path) => {
-            let pem = std::fs::read(path).map_err(|e| {
-                Error::Configuration(format!("cannot read CA bundle {path:?}: {e}"))
-            })?;
-            let invalid = |e: &dyn std::fmt::Display| {
-                Error::Configuration(format!("invalid CA bundle {path:?}: {e}"))
-            };
-            let mut roots = RootCertStore::empty();
-            for cert in CertificateDer::pem_slice_iter(&pem) {
-                let cert = cert.map_err(|e| invalid(&e))?;
-                roots.add(cert).map_err(|e| invalid(&e))?;
-            }
-            if roots.is_empty() {
-                return Err(Error::Configuration(format!(
-                    "no certificate in CA bundle {path:?}"
-                )));
-            }
-            builder.with_root_certificates(roots).with_no_client_auth()
-        }
+        Verify::CaBundle(path) => builder
+            .with_root_certificates(bundle(path)?)
+            .with_no_client_auth(),
     };
     config.alpn_protocols = vec![b"h2".to_vec(), b"http/1.1".to_vec()];
     Ok(config)
+}
+
+/// The CA certificates of the PEM file at `path`.
+fn bundle<P: AsRef<std::path::Path> + std::fmt::Debug + ?Sized>(path: &P) -> Result<RootCertStore> {
+    let pem = std::fs::read(path)
+        .map_err(|e| Error::Configuration(format!("cannot read CA bundle {path:?}: {e}")))?;
+    let invalid = |e: &dyn std::fmt::Display| {
+        Error::Configuration(format!("invalid CA bundle {path:?}: {e}"))
+    };
+    let mut roots = RootCertStore::empty();
+    for cert in CertificateDer::pem_slice_iter(&pem) {
+        let cert = cert.map_err(|e| invalid(&e))?;
+        roots.add(cert).map_err(|e| invalid(&e))?;
+    }
+    if roots.is_empty() {
+        return Err(Error::Configuration(format!(
+            "no certificate in CA bundle {path:?}"
+        )));
+    }
+    Ok(roots)
+}
+
+/// `SSL_CERT_FILE`, where the platform's verifier ignores it: macOS and Windows ask the
+/// system's own trust store. On Linux the verifier reads it (and SSL_CERT_DIR) itself.
+#[cfg(any(target_vendor = "apple", windows))]
+fn ssl_cert_file() -> Option<std::ffi::OsString> {
+    std::env::var_os("SSL_CERT_FILE").filter(|path| !path.is_empty())
+}
+
+#[cfg(not(any(target_vendor = "apple", windows)))]
+fn ssl_cert_file() -> Option<std::ffi::OsString> {
+    None
 }
 
 /// `verify=False`: any certificate and any handshake signature are accepted, as reqwest's

@@ -106,7 +106,9 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
             print(f"export SSL_CERT_FILE={shlex.quote(server.ca_path)}", file=out)
         out.flush()
         try:
-            stop.wait()
+            # In slices: on Windows an endless wait is not interrupted by Ctrl-C.
+            while not stop.wait(0.5):
+                pass
         finally:
             server.stop()
         print("# stopped", file=out)
