@@ -463,15 +463,22 @@ impl Transport {
         let mut builder = client
             .request(request.method.clone(), request.url.clone())
             .headers(request.headers.clone())
-            .header(reqwest::header::USER_AGENT, self.user_agent.clone())
-            .timeout(timeout);
+            .header(reqwest::header::USER_AGENT, self.user_agent.clone());
         if let Some(body) = &request.body {
             builder = builder.body(body.clone());
         }
-        // A connect still under way near the attempt's end fails as a connect error (nothing
-        // written), not as the request's timeout (connect_deadline.rs).
+        // One timer for the whole attempt, ours rather than reqwest's `.timeout`: tokio's
+        // `timeout_at` polls the request before its timer, so a connect cut near the attempt's
+        // end (connect_deadline.rs: a connect error, nothing written) is seen as that even when
+        // the thread wakes after both timers are due. reqwest checked its own timer first, and
+        // a late wake-up (a loaded machine, an emulated CPU) made a never-sent POST "unknown".
+        let ends = tokio::time::Instant::now() + timeout;
+        let cut = || attempt_timed_out(&request.method, url, timeout);
         let sending = crate::connect_deadline::within(timeout, connect_timeout, builder.send());
-        let mut response = sending.await.map_err(|e| failed(&e))?;
+        let mut response = match tokio::time::timeout_at(ends, sending).await {
+            Ok(sent) => sent.map_err(|e| failed(&e))?,
+            Err(_) => return Err(cut()),
+        };
         let limit = self.config.max_response_size;
         let status = response.status().as_u16();
         let mut headers = std::mem::take(response.headers_mut());
@@ -488,7 +495,12 @@ impl Transport {
         }
         let announced = response.content_length().unwrap_or(0);
         let mut body = Collected::Empty;
-        while let Some(chunk) = response.chunk().await.map_err(|e| failed(&e))? {
+        loop {
+            let chunk = match tokio::time::timeout_at(ends, response.chunk()).await {
+                Ok(read) => read.map_err(|e| failed(&e))?,
+                Err(_) => return Err(cut()),
+            };
+            let Some(chunk) = chunk else { break };
             if body.len() + chunk.len() > limit {
                 return Err(too_large(&headers));
             }
@@ -718,6 +730,17 @@ fn classify(error: &reqwest::Error, method: &Method, url: &str) -> Error {
         url,
         message,
         outcome_unknown,
+    }
+}
+
+/// An attempt cut at its `timeout` after its connection was up: the request may have been
+/// written, so a POST/PATCH's outcome is unknown (as `classify` says of a reqwest timeout).
+fn attempt_timed_out(method: &Method, url: &str, timeout: Duration) -> Error {
+    Error::Timeout {
+        method: method.as_str().to_owned(),
+        url: url.to_owned(),
+        message: format!("timed out: no answer within {:.3} s", timeout.as_secs_f64()),
+        outcome_unknown: *method == Method::POST || *method == Method::PATCH,
     }
 }
 
