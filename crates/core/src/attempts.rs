@@ -132,10 +132,7 @@ pub fn count_resends(log: &mut [Attempt]) {
 /// semantic conventions' list).
 pub fn redacted_url(url: &url::Url) -> String {
     let mut url = url.clone();
-    if !url.username().is_empty() || url.password().is_some() {
-        let _ = url.set_username("");
-        let _ = url.set_password(None);
-    }
+    crate::template::strip_userinfo(&mut url);
     let secret = |name: &str| {
         SECRET_QUERY_PARAMETERS
             .iter()

@@ -148,8 +148,7 @@ fn first_env(names: &[&str]) -> Option<String> {
 /// `url` without its user and password.
 pub fn without_userinfo(url: &url::Url) -> String {
     let mut url = url.clone();
-    let _ = url.set_username("");
-    let _ = url.set_password(None);
+    crate::template::strip_userinfo(&mut url);
     url.to_string()
 }
 
