@@ -486,7 +486,7 @@ impl Trace {
 
     fn enter(&mut self, hop: &Outgoing) {
         self.aim(&hop.method, &hop.url);
-        self.writing = hop.method == Method::POST || hop.method == Method::PATCH;
+        self.writing = crate::transport::is_write(&hop.method);
     }
 
     fn answered(&mut self, status: u16) {

@@ -702,7 +702,7 @@ fn classify(error: &reqwest::Error, method: &Method, url: &str) -> Error {
             .replace(u.as_str(), "<url>");
     }
     let connect = error.is_connect();
-    let outcome_unknown = !connect && (*method == Method::POST || *method == Method::PATCH);
+    let outcome_unknown = !connect && is_write(method);
     let method = method.as_str().to_owned();
     let url = url.to_owned();
     if error.is_timeout() {
@@ -733,6 +733,12 @@ fn classify(error: &reqwest::Error, method: &Method, url: &str) -> Error {
     }
 }
 
+/// A method whose request the server may have processed once written (POST, PATCH): its
+/// outcome is unknown after a failure that may have come after the write.
+pub fn is_write(method: &Method) -> bool {
+    *method == Method::POST || *method == Method::PATCH
+}
+
 /// An attempt cut at its `timeout` after its connection was up: the request may have been
 /// written, so a POST/PATCH's outcome is unknown (as `classify` says of a reqwest timeout).
 fn attempt_timed_out(method: &Method, url: &str, timeout: Duration) -> Error {
@@ -740,7 +746,7 @@ fn attempt_timed_out(method: &Method, url: &str, timeout: Duration) -> Error {
         method: method.as_str().to_owned(),
         url: url.to_owned(),
         message: format!("timed out: no answer within {:.3} s", timeout.as_secs_f64()),
-        outcome_unknown: *method == Method::POST || *method == Method::PATCH,
+        outcome_unknown: is_write(method),
     }
 }
 
