@@ -12,6 +12,7 @@ pub mod hal;
 pub mod media;
 pub mod proxy;
 pub mod rels;
+pub mod reply;
 pub mod request;
 pub mod reqwest_wire;
 pub mod runtime;

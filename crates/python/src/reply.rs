@@ -1,13 +1,14 @@
 //! What a finished call hands back to Python, shared by the sync and asyncio faces and by a
 //! call dropped unfinished (`observed.rs`): its attempts told to the logger and the telemetry
-//! recorder, and its response parsed and turned into `(status, headers, document)`.
+//! recorder, and its response (parsed by the core) turned into `(status, headers, document)`.
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use rp_core::attempts::{self, Attempt};
+use rp_core::attempts::Attempt;
 use rp_core::auth::StoreEvent;
 use rp_core::error::Error;
+use rp_core::reply::Reply;
 use rp_core::transport::Response;
 
 use super::{convert, document, telemetry};
@@ -110,42 +111,26 @@ fn log_store_events(logger: &Bound<'_, PyAny>, events: &[StoreEvent]) {
     }
 }
 
-/// A response with its body parsed: in the request's future, without the GIL, so that a body
-/// that is no document fails its attempt before the attempts are observed (`fail_last`).
+/// A response with its body parsed (`rp_core::reply::Reply`), its document a lazy view for
+/// Python.
 pub(crate) struct Parsed {
     status: u16,
     headers: reqwest::header::HeaderMap,
     document: Option<document::Document>,
 }
 
+/// The core's parse of a call's response (which fails the last attempt in `log` for a body
+/// that is no document), its document wrapped for Python.
 pub(crate) fn parse_response(
     method: &str,
-    mut response: Response,
+    response: Response,
     log: &mut [Attempt],
 ) -> Result<Parsed, Error> {
-    let document = if response.body.is_empty() {
-        None
-    } else {
-        // The URL and the header pairs only for the error: most bodies parse.
-        let parsed = document::parse(std::mem::take(&mut response.body)).map_err(|e| {
-            let (url, pairs) = (response.url.as_str(), response.header_pairs());
-            e.with_request(method, url)
-                .with_response(response.status, pairs)
-                .with_request_id(response.request_id.as_deref())
-                .with_outcome_unknown(response.after_processed_write)
-        });
-        match parsed {
-            Ok(document) => Some(document),
-            Err(error) => {
-                attempts::fail_last(log, &error);
-                return Err(error);
-            }
-        }
-    };
+    let reply = Reply::parse(method, response, log)?;
     Ok(Parsed {
-        status: response.status,
-        headers: response.headers,
-        document,
+        status: reply.status,
+        headers: reply.headers,
+        document: reply.document.map(document::Document::new),
     })
 }
 
