@@ -7,7 +7,7 @@
 
 use std::time::{Duration, Instant, SystemTime};
 
-use reqwest::Method;
+use http::Method;
 
 use crate::attempts::{self, Attempt};
 use crate::error::{Error, Result};
@@ -197,7 +197,7 @@ fn retry_after(response: &Response) -> Option<Duration> {
 mod tests {
     use super::*;
     use bytes::Bytes;
-    use reqwest::header::{HeaderMap, HeaderValue};
+    use http::header::{HeaderMap, HeaderValue};
 
     #[test]
     fn backoff_grows_and_is_capped() {

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::{
+use http::header::{
     HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, IF_MATCH, LOCATION,
 };
-use reqwest::Method;
+use http::Method;
 use url::Url;
 
 use crate::attempt_loop::Deadline;

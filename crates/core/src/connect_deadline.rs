@@ -2,11 +2,11 @@
 //! failure: nothing of the request was written, so a POST is known not to have arrived and
 //! may be sent again (API.md §8).
 //!
-//! reqwest cuts a request at its `timeout` with one error for every phase: a connect still
-//! under way when `timeout` or the call's deadline came read as "timed out" after the request
-//! had started, and a POST that never had a connection was reported `outcome_unknown` and not
-//! retried. The connector layer here cuts the connect itself a little before the attempt's end,
-//! so the error is a connect error, which reqwest and `reqwest_wire::classify` tell apart.
+//! A timer around the whole request cuts it with one error for every phase: a connect still
+//! under way when `timeout` or the call's deadline came would read as "timed out" after the
+//! request had started, and a POST that never had a connection would be `outcome_unknown` and
+//! not retried. The connector layer here cuts the connect itself a little before the attempt's
+//! end, so the error is a connect error, which hyper-util and `hyper_wire::classify` tell apart.
 //!
 //! The same bound applies `connect_timeout` (the client's, or a derived client's): the pools
 //! are not built per setting, and a call's own setting needs no pool of its own.
@@ -21,7 +21,7 @@ use tokio::time::Instant;
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 tokio::task_local! {
-    /// When the connect of the attempt being polled must be over (`reqwest_wire`'s exchange).
+    /// When the connect of the attempt being polled must be over (`hyper_wire`'s exchange).
     static CONNECT_BY: ConnectBy;
 }
 
@@ -32,8 +32,8 @@ struct ConnectBy {
     limit: Option<Duration>,
 }
 
-/// How long before the attempt's end its connect is cut: reqwest checks its own timer before
-/// polling the connect, so the two must not fire in the same timer tick (1 ms).
+/// How long before the attempt's end its connect is cut, so that cut and the attempt's timer
+/// never fire in the same timer tick (1 ms).
 const MARGIN: Duration = Duration::from_millis(5);
 
 /// Run `attempt`, whose timer ends `timeout` from now, with its connects bounded to end first,
@@ -58,7 +58,7 @@ pub async fn within<F: Future>(
     CONNECT_BY.scope(by, attempt).await
 }
 
-/// The connector layer (`reqwest::ClientBuilder::connector_layer`).
+/// The connector layer (hyper_wire/pools.rs wraps its connector in it).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct Layer;
 
@@ -141,7 +141,7 @@ mod tests {
         tower_layer::Layer::layer(&Layer, Hanging).call(())
     }
 
-    /// As reqwest polls a request: its own timer first (ending with the attempt), then the
+    /// As a timer polled before the request would: the timer first (ending with the attempt), then the
     /// request, whose connect must have failed by then.
     #[tokio::test(start_paused = true)]
     async fn a_connect_fails_as_a_timeout_before_its_attempt_timer_fires() {
@@ -168,7 +168,7 @@ mod tests {
     async fn a_connect_is_cut_at_connect_timeout_when_that_comes_first() {
         let started = Instant::now();
         let limit = Duration::from_millis(200);
-        // The connect starts inside the attempt, as reqwest's does.
+        // The connect starts inside the attempt, as the wire's does.
         let error = within(Duration::from_secs(5), limit, async { connect().await })
             .await
             .unwrap_err();

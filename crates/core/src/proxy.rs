@@ -1,6 +1,6 @@
 //! Where requests are routed (API.md §11): the `proxy=` setting, or the environment's
 //! `HTTP(S)_PROXY`/`ALL_PROXY`/`NO_PROXY` when `trust_env`, or nothing. We decide it rather
-//! than reqwest's system matcher, whose `NO_PROXY=*` exempts domain names only: curl, requests
+//! than hyper-util's environment matcher, whose `NO_PROXY=*` exempts domain names only: curl, requests
 //! and httpx bypass the proxy for every host, IP literals included.
 //!
 //! A proxy URL may hold the proxy's Basic credentials: no `Debug` or message here shows them.
@@ -100,25 +100,18 @@ impl Routes {
         }
     }
 
-    /// `builder` (reqwest's own proxy handling off) with these routes.
-    pub fn apply(&self, mut builder: reqwest::ClientBuilder) -> Result<reqwest::ClientBuilder> {
-        let no = reqwest::NoProxy::from_string(&self.no);
-        // A variable that is no usable URL is ignored, as hyper-util's reading of it did.
-        if let Some(proxy) = self
-            .http
-            .as_deref()
-            .and_then(|p| reqwest::Proxy::http(p).ok())
-        {
-            builder = builder.proxy(proxy.no_proxy(no.clone()));
+    /// These routes as hyper-util matches them (its `NO_PROXY` rules); `None` when there is
+    /// no proxy. A variable that is no usable URL is ignored, as hyper-util's reading of it is.
+    pub fn matcher(&self) -> Option<hyper_util::client::proxy::matcher::Matcher> {
+        if self.http.is_none() && self.https.is_none() {
+            return None;
         }
-        if let Some(proxy) = self
-            .https
-            .as_deref()
-            .and_then(|p| reqwest::Proxy::https(p).ok())
-        {
-            builder = builder.proxy(proxy.no_proxy(no));
-        }
-        Ok(builder)
+        let matcher = hyper_util::client::proxy::matcher::Matcher::builder()
+            .http(self.http.clone().unwrap_or_default())
+            .https(self.https.clone().unwrap_or_default())
+            .no(self.no.clone())
+            .build();
+        Some(matcher)
     }
 }
 

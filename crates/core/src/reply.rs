@@ -2,7 +2,7 @@
 //! wrap for Python. A body that is no document fails the call, and the attempt that got it (its
 //! log line and span say so).
 
-use reqwest::header::HeaderMap;
+use http::header::HeaderMap;
 
 use crate::attempts::{self, Attempt};
 use crate::error::Result;

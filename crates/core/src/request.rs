@@ -8,11 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::{
+use http::header::{
     HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HOST,
     IF_MATCH,
 };
-use reqwest::Method;
+use http::Method;
 use url::Url;
 
 use crate::error::{Error, Result};

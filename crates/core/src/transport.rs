@@ -1,20 +1,20 @@
-//! The transport a client sends with: its settings, the wire its exchanges go over (reqwest's,
-//! reqwest_wire.rs) and the loop of attempts around each request (attempt_loop.rs). The types
+//! The transport a client sends with: its settings, the wire its exchanges go over (hyper-util's
+//! client, hyper_wire.rs) and the loop of attempts around each request (attempt_loop.rs). The types
 //! a request and its answer travel in live in wire.rs.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::{HeaderName, HeaderValue};
+use http::header::{HeaderName, HeaderValue};
 
 pub use crate::attempt_loop::Deadline;
 use crate::attempt_loop::{self, Policy};
 use crate::attempts::Attempt;
 use crate::error::{Error, Result};
+pub use crate::hyper_wire::release_unused_here;
+use crate::hyper_wire::{HyperWire, WireSettings};
 pub use crate::proxy::ProxySetting;
 use crate::request::CallOptions;
-pub use crate::reqwest_wire::release_unused_here;
-use crate::reqwest_wire::{ReqwestWire, WireSettings};
 use crate::tls::Verify;
 pub use crate::wire::{is_write, pairs, Driver, Outgoing, Response};
 
@@ -35,7 +35,7 @@ pub struct TransportConfig {
 #[derive(Debug, Clone)]
 pub struct Transport {
     config: Arc<TransportConfig>,
-    wire: ReqwestWire,
+    wire: HyperWire,
 }
 
 impl Transport {
@@ -43,7 +43,7 @@ impl Transport {
         let user_agent = HeaderValue::from_str(&config.user_agent).map_err(|_| {
             Error::Configuration("user_agent contains characters not allowed in a header".into())
         })?;
-        let wire = ReqwestWire::new(WireSettings {
+        let wire = HyperWire::new(WireSettings {
             verify: config.verify.clone(),
             connect_timeout: config.connect_timeout,
             proxy: config.proxy.clone(),

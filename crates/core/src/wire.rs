@@ -3,14 +3,14 @@
 //! loop of attempts (attempt_loop.rs) decides from that phase what may be sent again, and
 //! `WireFailure::into_error` is the one place that turns a failure into the error users see.
 //!
-//! The wire that ships is reqwest's (reqwest_wire.rs).
+//! The wire that ships is hyper-util's client (hyper_wire.rs), for both faces.
 
 use std::future::Future;
 use std::time::Duration;
 
 use bytes::Bytes;
-use reqwest::header::HeaderMap;
-use reqwest::Method;
+use http::header::HeaderMap;
+use http::Method;
 
 use crate::error::{Error, HttpFailure};
 

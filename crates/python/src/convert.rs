@@ -2,10 +2,10 @@
 //! response headers, handed over as they came (`ResponseHeaders`). Response bodies go the other
 //! way in `document.rs`.
 
+use http::HeaderMap;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFloat, PyInt, PyIterator, PyList, PyString, PyTuple};
-use reqwest::header::HeaderMap;
 
 /// A response's headers as the core received them. Python's `Headers` iterates them once, on
 /// first use: building the (name, value) strings of every response cost more than the rest of

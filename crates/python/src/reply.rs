@@ -115,7 +115,7 @@ fn log_store_events(logger: &Bound<'_, PyAny>, events: &[StoreEvent]) {
 /// Python.
 pub(crate) struct Parsed {
     status: u16,
-    headers: reqwest::header::HeaderMap,
+    headers: http::HeaderMap,
     document: Option<document::Document>,
 }
 

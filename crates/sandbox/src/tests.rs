@@ -115,26 +115,40 @@ fn serves_https_with_a_ca_of_its_own() {
     let urls = sandbox.start().unwrap();
     assert!(urls.base_url.starts_with("https://127.0.0.1:"), "{urls:?}");
     let ca_path = urls.ca_path.clone().unwrap();
-    let pem = std::fs::read(&ca_path).unwrap();
-    // reqwest is built without a default crypto provider (the library hands it a config).
-    let _ = tokio_rustls::rustls::crypto::ring::default_provider().install_default();
-    let trusting = |certs: Option<Vec<reqwest::Certificate>>| {
-        let builder = reqwest::Client::builder();
-        let builder = match certs {
-            Some(certs) => builder.tls_certs_only(certs),
-            None => builder,
+    // The library's own wire, trusting the sandbox's CA or the system's store only.
+    let trusting = |verify: rp_core::tls::Verify| {
+        let wire = rp_core::hyper_wire::HyperWire::new(rp_core::hyper_wire::WireSettings {
+            verify,
+            connect_timeout: std::time::Duration::from_secs(5),
+            proxy: rp_core::proxy::ProxySetting::Off,
+            user_agent: http::HeaderValue::from_static("sandbox-tests"),
+            max_response_size: 1 << 20,
+            request_id_headers: std::sync::Arc::new([]),
+        })
+        .unwrap();
+        let request = rp_core::wire::Outgoing {
+            method: http::Method::GET,
+            url: url::Url::parse(&format!("{}/", urls.base_url)).unwrap(),
+            headers: http::HeaderMap::new(),
+            body: None,
         };
-        let client = builder.build().unwrap();
-        let url = format!("{}/", urls.base_url);
-        rp_core::runtime::runtime()
-            .unwrap()
-            .block_on(async move { client.get(url).send().await.map(|r| r.status().as_u16()) })
+        let limits = rp_core::wire::Limits {
+            timeout: std::time::Duration::from_secs(5),
+            connect_timeout: std::time::Duration::from_secs(5),
+        };
+        rp_core::runtime::block_on_here(async move {
+            use rp_core::wire::Wire;
+            wire.exchange(&request, rp_core::wire::Driver::ThisThread, limits)
+                .await
+                .map(|r| r.status)
+        })
+        .unwrap()
     };
-    // Trusting the CA: the request reaches the sandbox's rules (no Accept: 406).
-    let ca = reqwest::Certificate::from_pem_bundle(&pem).unwrap();
-    assert_eq!(trusting(Some(ca)).unwrap(), 406);
+    // Trusting the CA: the request reaches the sandbox's rules (no HAL Accept: 406).
+    let ca = rp_core::tls::Verify::CaBundle(ca_path.to_string_lossy().into_owned());
+    assert_eq!(trusting(ca).ok(), Some(406));
     // Trusting the system's store only: the handshake fails.
-    assert!(trusting(None).is_err());
+    assert!(trusting(rp_core::tls::Verify::System).is_err());
     sandbox.stop();
     assert!(!ca_path.exists(), "the CA file outlived the server");
 }

@@ -1,5 +1,5 @@
 //! The wire's failures name their phase (rp_core::wire), and the loop of attempts sends again
-//! only what was never written (API.md §8): the reqwest wire against raw sockets on loopback,
+//! only what was never written (API.md §8): the hyper wire against raw sockets on loopback,
 //! each made to fail at one point of the exchange.
 
 // The helpers below are test code too: a setup step that fails stops the test, with its message.
@@ -13,20 +13,20 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, HeaderValue};
-use reqwest::Method;
+use http::header::{HeaderMap, HeaderValue};
+use http::Method;
 
 use rp_core::attempt_loop::{self, Deadline, Policy};
 use rp_core::attempts::Attempt;
 use rp_core::error::{Error, Result};
+use rp_core::hyper_wire::{HyperWire, WireSettings};
 use rp_core::proxy::ProxySetting;
-use rp_core::reqwest_wire::{ReqwestWire, WireSettings};
 use rp_core::runtime::block_on_here;
 use rp_core::tls::Verify;
 use rp_core::wire::{Driver, Limits, Outgoing, Phase, Response, Wire, WireError, WireFailure};
 
-fn wire() -> ReqwestWire {
-    ReqwestWire::new(WireSettings {
+fn wire() -> HyperWire {
+    HyperWire::new(WireSettings {
         verify: Verify::Off,
         connect_timeout: Duration::from_secs(2),
         proxy: ProxySetting::Off,

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
 use base64::Engine as _;
-use reqwest::header::HeaderValue;
+use http::header::HeaderValue;
 use tokio::sync::watch;
 
 use crate::error::{Error, Result};

@@ -1,15 +1,24 @@
-//! The wire on reqwest (as published): pooled connections (pools.rs), each new one bounded by
-//! its attempt (connect_deadline.rs), one timer for the attempt, the body gathered within
-//! `max_response_size` and gzip decoded in any spelling (body.rs), and reqwest's errors told
+//! The wire on hyper-util's client (as published): pooled connections (pools.rs) made by our
+//! connector (connect.rs: routes, TLS, HTTP/2 by ALPN), each new one bounded by its attempt
+//! (connect_deadline.rs), one timer for the attempt, the body gathered within
+//! `max_response_size` and gzip decoded in any spelling (body.rs), and hyper's errors told
 //! apart by phase (`classify`).
 
 mod body;
+mod connect;
 mod pools;
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use reqwest::header::{HeaderMap, HeaderName, HeaderValue, CONTENT_ENCODING, CONTENT_LENGTH};
+use bytes::Bytes;
+use http::header::{
+    HeaderMap, HeaderName, HeaderValue, ACCEPT, ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH,
+    PROXY_AUTHORIZATION, RANGE, USER_AGENT,
+};
+use http::{Request, Uri};
+use http_body_util::{BodyExt, Full};
+use hyper::body::Body;
 
 use crate::error::{Error, Result};
 use crate::proxy::ProxySetting;
@@ -18,7 +27,7 @@ use crate::wire::{pairs, Driver, Limits, Outgoing, Phase, Response, Wire, WireEr
 use body::{gunzip, is_gzip, Collected, Gunzip};
 pub use pools::release_unused_here;
 
-/// What the reqwest wire needs to know of the client's settings.
+/// What the wire needs to know of the client's settings.
 #[derive(Debug, Clone)]
 pub struct WireSettings {
     pub verify: Verify,
@@ -32,20 +41,20 @@ pub struct WireSettings {
     pub request_id_headers: Arc<[HeaderName]>,
 }
 
-/// Sends one exchange on a pooled reqwest client; cheap to clone.
+/// Sends one exchange on a pooled hyper-util client; cheap to clone.
 #[derive(Debug, Clone)]
-pub struct ReqwestWire {
+pub struct HyperWire {
     lease: Arc<pools::PoolLease>,
     user_agent: HeaderValue,
     max_response_size: usize,
     request_id_headers: Arc<[HeaderName]>,
 }
 
-impl ReqwestWire {
+impl HyperWire {
     /// A wire on the pools for these settings; a bad CA bundle fails here.
-    pub fn new(settings: WireSettings) -> Result<ReqwestWire> {
+    pub fn new(settings: WireSettings) -> Result<HyperWire> {
         let lease = pools::lease_for(&settings.verify, settings.connect_timeout, &settings.proxy)?;
-        Ok(ReqwestWire {
+        Ok(HyperWire {
             lease,
             user_agent: settings.user_agent,
             max_response_size: settings.max_response_size,
@@ -60,9 +69,43 @@ impl ReqwestWire {
             Some(String::from_utf8_lossy(value.as_bytes()).trim().to_owned())
         })
     }
+
+    /// The request as hyper sends it: the URL without userinfo (never sent), the client's
+    /// headers, and the proxy's credentials when an http proxy takes it in absolute form.
+    fn request(&self, outgoing: &Outgoing) -> std::result::Result<Request<Full<Bytes>>, String> {
+        let uri = if outgoing.url.username().is_empty() && outgoing.url.password().is_none() {
+            outgoing.url.as_str().parse::<Uri>()
+        } else {
+            let mut url = outgoing.url.clone();
+            crate::template::strip_userinfo(&mut url);
+            url.as_str().parse::<Uri>()
+        }
+        .map_err(|e| format!("invalid URL: {e}"))?;
+        let body = outgoing.body.clone().unwrap_or_default();
+        let mut request = Request::new(Full::new(body));
+        *request.method_mut() = outgoing.method.clone();
+        let headers = request.headers_mut();
+        *headers = outgoing.headers.clone();
+        headers.insert(USER_AGENT, self.user_agent.clone());
+        // What a client sends unless told otherwise: any type, and gzip, which is decoded here.
+        if !headers.contains_key(ACCEPT) {
+            headers.insert(ACCEPT, HeaderValue::from_static("*/*"));
+        }
+        if !headers.contains_key(ACCEPT_ENCODING) && !headers.contains_key(RANGE) {
+            headers.insert(ACCEPT_ENCODING, HeaderValue::from_static("gzip"));
+        }
+        if uri.scheme_str() == Some("http") {
+            let route = connect::route(self.lease.routes.as_deref(), &uri);
+            if let Some(auth) = route.as_ref().and_then(|proxy| proxy.basic_auth()) {
+                headers.insert(PROXY_AUTHORIZATION, auth.clone());
+            }
+        }
+        *request.uri_mut() = uri;
+        Ok(request)
+    }
 }
 
-impl Wire for ReqwestWire {
+impl Wire for HyperWire {
     async fn exchange(
         &self,
         request: &Outgoing,
@@ -79,18 +122,16 @@ impl Wire for ReqwestWire {
             tokio::task::yield_now().await;
         }
         let client = pools::pooled_client(&self.lease, driver).map_err(WireError::Refused)?;
-        let mut builder = client
-            .request(request.method.clone(), request.url.clone())
-            .headers(request.headers.clone())
-            .header(reqwest::header::USER_AGENT, self.user_agent.clone());
-        if let Some(body) = &request.body {
-            builder = builder.body(body.clone());
-        }
-        // One timer for the whole attempt, ours rather than reqwest's `.timeout`: tokio's
-        // `timeout_at` polls the request before its timer, so a connect cut near the attempt's
-        // end (connect_deadline.rs: a connect error, nothing written) is seen as that even when
-        // the thread wakes after both timers are due. reqwest checked its own timer first, and
-        // a late wake-up (a loaded machine, an emulated CPU) made a never-sent POST "unknown".
+        let outgoing = self.request(request).map_err(|detail| WireFailure {
+            phase: Phase::BeforeWrite,
+            timeout: false,
+            detail,
+        })?;
+        // One timer for the whole attempt: tokio's `timeout_at` polls the request before its
+        // timer, so a connect cut near the attempt's end (connect_deadline.rs: a connect error,
+        // nothing written) is seen as that even when the thread wakes after both timers are
+        // due; a late wake-up (a loaded machine, an emulated CPU) must not make a never-sent
+        // POST "unknown".
         let ends = tokio::time::Instant::now() + limits.timeout;
         // Cut by that timer once the connection was up: the request may have been written.
         let cut = |phase| WireFailure {
@@ -98,15 +139,19 @@ impl Wire for ReqwestWire {
             timeout: true,
             detail: format!("no answer within {:.3} s", limits.timeout.as_secs_f64()),
         };
-        let sending =
-            crate::connect_deadline::within(limits.timeout, limits.connect_timeout, builder.send());
-        let mut response = match tokio::time::timeout_at(ends, sending).await {
-            Ok(sent) => sent.map_err(|e| classify(&e, false))?,
+        let sending = crate::connect_deadline::within(
+            limits.timeout,
+            limits.connect_timeout,
+            client.request(outgoing),
+        );
+        let response = match tokio::time::timeout_at(ends, sending).await {
+            Ok(sent) => sent.map_err(|e| classify(&e))?,
             Err(_) => return Err(cut(Phase::AwaitingHead).into()),
         };
         let limit = self.max_response_size;
-        let status = response.status().as_u16();
-        let mut headers = std::mem::take(response.headers_mut());
+        let (head, mut incoming) = response.into_parts();
+        let status = head.status.as_u16();
+        let mut headers = head.headers;
         let request_id = self.request_id(&headers);
         let too_large = |headers: &HeaderMap| {
             WireError::Refused(
@@ -115,27 +160,28 @@ impl Wire for ReqwestWire {
                     .with_request_id(request_id.as_deref()),
             )
         };
-        if let Some(length) = response.content_length() {
-            if length > limit as u64 {
-                return Err(too_large(&headers));
-            }
+        // The Content-Length, as hyper read it.
+        let announced = incoming.size_hint().exact();
+        if announced.is_some_and(|length| length > limit as u64) {
+            return Err(too_large(&headers));
         }
-        let announced = response.content_length().unwrap_or(0);
         let mut body = Collected::Empty;
         loop {
-            let chunk = match tokio::time::timeout_at(ends, response.chunk()).await {
-                Ok(read) => read.map_err(|e| classify(&e, true))?,
+            let frame = match tokio::time::timeout_at(ends, incoming.frame()).await {
+                Ok(Some(read)) => read.map_err(|e| body_failure(&e))?,
+                Ok(None) => break,
                 Err(_) => return Err(cut(Phase::ReadingBody).into()),
             };
-            let Some(chunk) = chunk else { break };
+            let Ok(chunk) = frame.into_data() else {
+                continue; // trailers
+            };
             if body.len() + chunk.len() > limit {
                 return Err(too_large(&headers));
             }
-            body.push(chunk, announced);
+            body.push(chunk, announced.unwrap_or(0));
         }
         let mut body = body.into_bytes();
-        // reqwest decodes `gzip` spelled in lower case only; content codings ignore case
-        // (RFC 9110 §8.4.1), so another spelling is decoded here.
+        // Content codings ignore case (RFC 9110 §8.4.1): `gzip`, `GZIP` and `x-gzip` alike.
         if is_gzip(&headers) {
             body = gunzip(&body, limit).map_err(|e| match e {
                 Gunzip::TooLarge => too_large(&headers),
@@ -185,37 +231,65 @@ fn describe(error: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
-/// The phase of a reqwest failure, read from its kind and its causes, never from its text.
-/// `reading_body`: it came while the body was read (the head had come).
-fn classify(error: &reqwest::Error, reading_body: bool) -> WireFailure {
-    // reqwest names the URL in its text; we name the request ourselves, once.
-    let mut detail = describe(error);
-    if let Some(u) = error.url() {
-        detail = detail
-            .replace(&format!(" ({u})"), "")
-            .replace(u.as_str(), "<url>");
+/// Whether the attempt ran out of time somewhere in `error`'s causes (a connect cut by
+/// connect_deadline.rs is an I/O error of kind `TimedOut`).
+fn timed_out(error: &(dyn std::error::Error + 'static)) -> bool {
+    let mut source = Some(error);
+    while let Some(cause) = source {
+        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
+            if io.kind() == std::io::ErrorKind::TimedOut {
+                return true;
+            }
+        }
+        if cause
+            .downcast_ref::<hyper::Error>()
+            .is_some_and(hyper::Error::is_timeout)
+        {
+            return true;
+        }
+        source = cause.source();
     }
-    let phase = if reading_body || error.is_body() || error.is_decode() {
-        Phase::ReadingBody
-    } else if error.is_connect() || cause::<hyper::Error>(error).is_some_and(|e| e.is_canceled()) {
+    false
+}
+
+/// The phase of a failure before the head came, read from its kind and its causes, never from
+/// its text.
+fn classify(error: &hyper_util::client::legacy::Error) -> WireFailure {
+    // hyper-util's own text names only its kind ("client error (Connect)"): the causes say it.
+    let detail = match std::error::Error::source(error) {
+        Some(cause) => describe(cause),
+        None => error.to_string(),
+    };
+    let hyper_error = cause::<hyper::Error>(error);
+    let phase = if error.is_connect() || hyper_error.is_some_and(hyper::Error::is_canceled) {
         // hyper cancels a request only when it hands it back unwritten (a pooled connection
         // that closed before the request went out, one not ready); hyper-util retries it on a
         // new connection when it can, and this is what is left when it could not.
         Phase::BeforeWrite
-    } else if cause::<std::io::Error>(error)
-        .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    } else if hyper_error.is_some_and(hyper::Error::is_body_write_aborted)
+        || cause::<std::io::Error>(error)
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
     {
         // EPIPE comes from a write only.
         Phase::Writing
     } else {
         // hyper does not say whether a failed write was the head's or the body's, nor tell it
-        // from a read of the answer (its write errors have no public test): written, maybe.
+        // from a read of the answer (`is_incomplete_message`, `is_closed`): written, maybe.
         Phase::AwaitingHead
     };
     WireFailure {
         phase,
-        timeout: error.is_timeout(),
+        timeout: timed_out(error),
         detail,
+    }
+}
+
+/// A failure while the body was read: the head had come.
+fn body_failure(error: &hyper::Error) -> WireFailure {
+    WireFailure {
+        phase: Phase::ReadingBody,
+        timeout: timed_out(error),
+        detail: describe(error),
     }
 }
 

@@ -1,10 +1,10 @@
-//! A response body as the reqwest wire gathers it: chunks kept or gathered in one buffer, and
+//! A response body as the wire gathers it: chunks kept or gathered in one buffer, and
 //! gzip in any spelling decoded within the size limit.
 
 use bytes::Bytes;
-use reqwest::header::{HeaderMap, CONTENT_ENCODING};
+use http::header::{HeaderMap, CONTENT_ENCODING};
 
-/// A `Content-Encoding` that is gzip in another spelling than reqwest's (`GZIP`, `x-gzip`).
+/// A `Content-Encoding` that is gzip, in any spelling (`gzip`, `GZIP`, `x-gzip`): one coding only.
 pub(super) fn is_gzip(headers: &HeaderMap) -> bool {
     let mut codings = headers.get_all(CONTENT_ENCODING).iter();
     match (codings.next(), codings.next()) {

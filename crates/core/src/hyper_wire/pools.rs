@@ -1,4 +1,4 @@
-//! The connection pools of the reqwest wire: one per process (the shared runtime's) and one per
+//! The connection pools of the hyper wire: one per process (the shared runtime's) and one per
 //! thread (`Driver::ThisThread`) for each TLS, connect and proxy setting (proxy.rs decides the
 //! routes), kept while a client with those settings lives.
 
@@ -6,6 +6,14 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
+use bytes::Bytes;
+use http_body_util::Full;
+use hyper_util::client::legacy::Client;
+use hyper_util::client::proxy::matcher::Matcher;
+use hyper_util::rt::{TokioExecutor, TokioTimer};
+
+use super::connect::Connector;
+use crate::connect_deadline::Bounded;
 use crate::error::{Error, Result};
 use crate::proxy::{ProxySetting, Routes};
 use crate::runtime::{PerProcess, ThreadOwned};
@@ -20,15 +28,27 @@ type PoolKey = (Verify, Duration, Routes);
 /// process). The pools built for a key live as long as its lease: when the last client using
 /// them is dropped, so are they and their idle connections (API.md §8; 150 clients with
 /// distinct settings used to keep 300 sockets open).
-#[derive(Debug)]
 pub(super) struct PoolLease {
     key: PoolKey,
+    /// The key's routes as hyper-util matches them; `None` when every request goes straight.
+    pub(super) routes: Option<Arc<Matcher>>,
 }
+
+impl std::fmt::Debug for PoolLease {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // The routes' Debug shows no credentials (proxy.rs); the matcher's is not shown.
+        f.debug_struct("PoolLease").field("key", &self.key).finish()
+    }
+}
+
+/// A pool of connections: hyper-util's client over our connector (connect.rs), each new
+/// connection bounded by its attempt (connect_deadline.rs).
+pub(super) type HttpClient = Client<Bounded<Connector>, Full<Bytes>>;
 
 /// A pool and the lease that keeps it.
 struct Pool {
     lease: Weak<PoolLease>,
-    client: reqwest::Client,
+    client: Arc<HttpClient>,
 }
 
 impl Pool {
@@ -66,8 +86,12 @@ pub(super) fn lease_for(
     }
     // Build the pool now so a bad CA bundle fails at construction; before the lease, whose
     // drop takes the registry's lock that this thread holds (a failure here deadlocked).
-    let client = build_client(&key)?;
-    let lease = Arc::new(PoolLease { key: key.clone() });
+    let routes = key.2.matcher().map(Arc::new);
+    let client = build_client(&key, routes.clone())?;
+    let lease = Arc::new(PoolLease {
+        key: key.clone(),
+        routes,
+    });
     pools.insert(
         key,
         Pool {
@@ -93,9 +117,9 @@ impl Drop for PoolLease {
     }
 }
 
-/// The pooled reqwest client for `lease`'s settings and this driver, built once per process
+/// The pooled client for `lease`'s settings and this driver, built once per process
 /// (shared) or per thread.
-pub(super) fn pooled_client(lease: &Arc<PoolLease>, driver: Driver) -> Result<reqwest::Client> {
+pub(super) fn pooled_client(lease: &Arc<PoolLease>, driver: Driver) -> Result<Arc<HttpClient>> {
     if driver == Driver::ThisThread {
         let gone = || Error::Internal("this thread's connection pool is gone".into());
         return THREAD_POOLS
@@ -141,14 +165,14 @@ pub fn release_unused_here() {
 
 /// The client of `pools` for `lease`, built and added on first use (or after a fork, or after
 /// the lease's previous pool was dropped). Adding one sweeps the pools nobody holds any more.
-fn client_in(pools: &mut Pools, lease: &Arc<PoolLease>) -> Result<reqwest::Client> {
+fn client_in(pools: &mut Pools, lease: &Arc<PoolLease>) -> Result<Arc<HttpClient>> {
     if let Some(pool) = pools.get(&lease.key) {
         if std::ptr::eq(pool.lease.as_ptr(), Arc::as_ptr(lease)) {
             return Ok(pool.client.clone());
         }
     }
     pools.retain(|_, pool| pool.alive());
-    let client = build_client(&lease.key)?;
+    let client = build_client(&lease.key, lease.routes.clone())?;
     pools.insert(
         lease.key.clone(),
         Pool {
@@ -159,28 +183,24 @@ fn client_in(pools: &mut Pools, lease: &Arc<PoolLease>) -> Result<reqwest::Clien
     Ok(client)
 }
 
-fn build_client((verify, _, routes): &PoolKey) -> Result<reqwest::Client> {
+fn build_client((verify, _, _): &PoolKey, routes: Option<Arc<Matcher>>) -> Result<Arc<HttpClient>> {
     // One TLS configuration per process and setting, shared by every pool (tls.rs).
     let tls = crate::tls::client_config(verify)?;
-    // Proxies are ours to decide (proxy.rs): reqwest's own reading of the environment is off.
-    // No `connect_timeout` here: each attempt bounds its connects (connect_deadline.rs), with
+    // No connect timeout here: each attempt bounds its connects (connect_deadline.rs), with
     // the call's own setting when it has one, so a derived client needs no pool of its own.
-    routes
-        .apply(reqwest::Client::builder().no_proxy())?
-        // RFC 9112 §5.2: a user agent unfolds an obs-folded header instead of failing.
-        .http1_allow_obsolete_multiline_headers_in_responses(true)
-        .pool_idle_timeout(Duration::from_secs(60))
-        .tcp_nodelay(true)
-        .connector_layer(crate::connect_deadline::Layer)
-        // Redirects are followed by the client, hop by hop (client.rs): the token, the 401
-        // replay and the method rules must see each hop.
-        .redirect(reqwest::redirect::Policy::none())
-        .tls_backend_preconfigured(tls)
-        .build()
-        .map_err(|e| {
-            Error::Internal(format!(
-                "cannot build the HTTP client: {}",
-                super::describe(&e)
-            ))
-        })
+    let connector =
+        tower_layer::Layer::layer(&crate::connect_deadline::Layer, Connector::new(tls, routes));
+    // Redirects are followed by the client, hop by hop (client.rs): hyper-util follows none.
+    // A request the pool hands back unwritten (its connection closed first) goes out again on
+    // a new connection (`retry_canceled_requests`, on by default).
+    Ok(Arc::new(
+        Client::builder(TokioExecutor::new())
+            // RFC 9112 §5.2: a user agent unfolds an obs-folded header instead of failing.
+            .http1_allow_obsolete_multiline_headers_in_responses(true)
+            .pool_idle_timeout(Duration::from_secs(60))
+            .pool_timer(TokioTimer::new())
+            .timer(TokioTimer::new())
+            .retry_canceled_requests(true)
+            .build(connector),
+    ))
 }

@@ -1,0 +1,278 @@
+//! How a new connection is made: straight to the server, through an http proxy that takes the
+//! request in absolute form, or through a CONNECT tunnel for https; TLS (our own rustls
+//! configuration, tls.rs) to the server and, for an `https://` proxy, to the proxy too. HTTP/2
+//! is used when the server picks it by ALPN.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use http::uri::Scheme;
+use http::Uri;
+use hyper::rt::{Read, ReadBufCursor, Write};
+use hyper_util::client::legacy::connect::proxy::Tunnel;
+use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
+use hyper_util::client::proxy::matcher::{Intercept, Matcher};
+use hyper_util::rt::TokioIo;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio_rustls::rustls::pki_types::ServerName;
+use tokio_rustls::rustls::ClientConfig;
+use tokio_rustls::TlsConnector;
+use tower_service::Service;
+
+pub(super) type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// The connector of one pool: its TLS settings and its routes.
+#[derive(Clone)]
+pub(super) struct Connector {
+    tcp: HttpConnector,
+    /// To servers: ALPN h2 then http/1.1.
+    tls: TlsConnector,
+    /// To an `https://` proxy, which is spoken to in HTTP/1.1 only.
+    tls_to_proxy: TlsConnector,
+    routes: Option<Arc<Matcher>>,
+}
+
+impl Connector {
+    pub(super) fn new(tls: ClientConfig, routes: Option<Arc<Matcher>>) -> Connector {
+        let mut tcp = HttpConnector::new();
+        tcp.enforce_http(false); // https:// destinations are ours to wrap in TLS
+        tcp.set_nodelay(true);
+        let mut to_proxy = tls.clone();
+        to_proxy.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Connector {
+            tcp,
+            tls: TlsConnector::from(Arc::new(tls)),
+            tls_to_proxy: TlsConnector::from(Arc::new(to_proxy)),
+            routes,
+        }
+    }
+
+    async fn connect(self, dst: Uri) -> Result<Conn, BoxError> {
+        let https = dst.scheme() == Some(&Scheme::HTTPS);
+        let to_proxy = ToProxy {
+            tcp: self.tcp.clone(),
+            tls: self.tls_to_proxy.clone(),
+        };
+        let (stream, forward) = match route(self.routes.as_deref(), &dst) {
+            None => (Stream::Tcp(tcp(self.tcp, dst.clone()).await?), false),
+            Some(proxy) if https => {
+                let mut tunnel = Tunnel::new(proxy.uri().clone(), to_proxy);
+                if let Some(auth) = proxy.basic_auth() {
+                    tunnel = tunnel.with_auth(auth.clone());
+                }
+                (tunnel.call(dst.clone()).await?.into_inner(), false)
+            }
+            Some(proxy) => (to_proxy.open(proxy.uri().clone()).await?.into_inner(), true),
+        };
+        if !https {
+            return Ok(Conn {
+                io: TokioIo::new(stream),
+                forward,
+                h2: false,
+            });
+        }
+        let stream = tls(&self.tls, &dst, stream).await?;
+        let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+        Ok(Conn {
+            io: TokioIo::new(Stream::Tls(Box::new(stream))),
+            forward: false,
+            h2,
+        })
+    }
+}
+
+/// The proxy `dst` goes through, if any: an http(s) proxy (a `socks` one from the environment
+/// is not supported and ignored, as a proxy URL that does not parse is).
+pub(super) fn route(routes: Option<&Matcher>, dst: &Uri) -> Option<Intercept> {
+    let proxy = routes?.intercept(dst)?;
+    matches!(proxy.uri().scheme_str(), Some("http" | "https")).then_some(proxy)
+}
+
+async fn tcp(mut tcp: HttpConnector, dst: Uri) -> Result<TcpStream, BoxError> {
+    Ok(tcp.call(dst).await?.into_inner())
+}
+
+/// TLS over `stream` to the host of `dst`.
+async fn tls(
+    connector: &TlsConnector,
+    dst: &Uri,
+    stream: Stream,
+) -> Result<tokio_rustls::client::TlsStream<Stream>, BoxError> {
+    let host = dst.host().unwrap_or_default();
+    // An IPv6 literal comes bracketed in a URI, not in a server name.
+    let host = host.trim_start_matches('[').trim_end_matches(']');
+    let name = ServerName::try_from(host.to_owned())?;
+    Ok(connector.connect(name, stream).await?)
+}
+
+/// Opens a connection to a proxy: TCP, and TLS for an `https://` proxy.
+#[derive(Clone)]
+struct ToProxy {
+    tcp: HttpConnector,
+    tls: TlsConnector,
+}
+
+impl ToProxy {
+    async fn open(self, proxy: Uri) -> Result<TokioIo<Stream>, BoxError> {
+        let stream = Stream::Tcp(tcp(self.tcp, proxy.clone()).await?);
+        if proxy.scheme() != Some(&Scheme::HTTPS) {
+            return Ok(TokioIo::new(stream));
+        }
+        let stream = tls(&self.tls, &proxy, stream).await?;
+        Ok(TokioIo::new(Stream::Tls(Box::new(stream))))
+    }
+}
+
+impl Service<Uri> for ToProxy {
+    type Response = TokioIo<Stream>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<TokioIo<Stream>, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, proxy: Uri) -> Self::Future {
+        Box::pin(self.clone().open(proxy))
+    }
+}
+
+impl Service<Uri> for Connector {
+    type Response = Conn;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Conn, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, dst: Uri) -> Self::Future {
+        Box::pin(self.clone().connect(dst))
+    }
+}
+
+/// A socket, or TLS over one (over a tunnel that may itself run over TLS to the proxy).
+pub(super) enum Stream {
+    Tcp(TcpStream),
+    Tls(Box<tokio_rustls::client::TlsStream<Stream>>),
+}
+
+impl AsyncRead for Stream {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_read(cx, buf),
+            Stream::Tls(s) => Pin::new(&mut **s).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for Stream {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_write(cx, buf),
+            Stream::Tls(s) => Pin::new(&mut **s).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            Stream::Tls(s) => Pin::new(&mut **s).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            Stream::Tcp(s) => s.is_write_vectored(),
+            Stream::Tls(s) => s.is_write_vectored(),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_flush(cx),
+            Stream::Tls(s) => Pin::new(&mut **s).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        match self.get_mut() {
+            Stream::Tcp(s) => Pin::new(s).poll_shutdown(cx),
+            Stream::Tls(s) => Pin::new(&mut **s).poll_shutdown(cx),
+        }
+    }
+}
+
+/// A connection as the pool holds it: `forward` when it goes to an http proxy that takes the
+/// request in absolute form, `h2` when the server chose HTTP/2.
+pub(super) struct Conn {
+    io: TokioIo<Stream>,
+    forward: bool,
+    h2: bool,
+}
+
+impl Connection for Conn {
+    fn connected(&self) -> Connected {
+        let connected = Connected::new().proxy(self.forward);
+        if self.h2 {
+            connected.negotiated_h2()
+        } else {
+            connected
+        }
+    }
+}
+
+impl Read for Conn {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: ReadBufCursor<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_read(cx, buf)
+    }
+}
+
+impl Write for Conn {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.get_mut().io).poll_shutdown(cx)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.io.is_write_vectored()
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[std::io::IoSlice<'_>],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+    }
+}
