@@ -111,20 +111,27 @@ pub async fn send<W: Wire>(
         } else {
             wire.exchange(request, driver, limits).await
         };
-        let again = match &exchanged {
-            Ok(response) => idempotent && matches!(response.status, 429 | 502..=504),
-            // Nothing was written: sending it again cannot duplicate it (§8).
-            Err(WireError::Failed(failure)) if failure.phase == Phase::BeforeWrite => true,
-            // Perhaps written: a GET only, and not after a timeout (§2).
-            Err(WireError::Failed(failure)) => idempotent && !failure.timeout,
-            // A GET whose gzip body did not decode.
-            Err(WireError::Refused(Error::Transport { .. })) => idempotent,
-            Err(WireError::Refused(_)) => false,
+        // Each outcome with whether it may be sent again (before the deadline's say).
+        let (mut outcome, again) = match exchanged {
+            Ok(response) => {
+                let again = idempotent && matches!(response.status, 429 | 502..=504);
+                (Ok(response), again)
+            }
+            Err(WireError::Failed(failure)) => {
+                // Nothing written: sending it again cannot duplicate it (§8). Perhaps written:
+                // a GET only, and not after a timeout (§2).
+                let again = failure.phase == Phase::BeforeWrite || (idempotent && !failure.timeout);
+                (
+                    Err(failure.into_error(&request.method, request.url.as_str())),
+                    again,
+                )
+            }
+            // A GET whose gzip body did not decode; nothing else refused is sent again.
+            Err(WireError::Refused(error)) => {
+                let again = idempotent && matches!(error, Error::Transport { .. });
+                (Err(error), again)
+            }
         };
-        let mut outcome = exchanged.map_err(|e| match e {
-            WireError::Failed(failure) => failure.into_error(&request.method, request.url.as_str()),
-            WireError::Refused(error) => error,
-        });
         if cut && deadline.remaining() < MIN_ATTEMPT {
             // The attempt ran to the call's deadline, not to `timeout` or `connect_timeout`:
             // say so, keeping what it knows of the outcome (a connect cut there sent nothing).

@@ -2,6 +2,7 @@
 //! client, hyper_wire.rs) and the loop of attempts around each request (attempt_loop.rs). The types
 //! a request and its answer travel in live in wire.rs.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -63,14 +64,15 @@ impl Transport {
 
     /// Send with the retry policy of API.md §2, §8 (attempt_loop.rs), within `deadline`.
     /// `options`' timeouts and retries replace the client's (`with_options`, API.md §11).
-    pub async fn send(
-        &self,
-        request: &Outgoing,
+    /// The loop's own future, not one around it: a follow moves no second future state.
+    pub fn send<'a>(
+        &'a self,
+        request: &'a Outgoing,
         options: &CallOptions,
         driver: Driver,
-        log: &mut Vec<Attempt>,
+        log: &'a mut Vec<Attempt>,
         deadline: Deadline,
-    ) -> Result<Response> {
+    ) -> impl Future<Output = Result<Response>> + Send + 'a {
         let policy = Policy {
             timeout: options.timeout.unwrap_or(self.config.timeout),
             connect_timeout: options
@@ -78,7 +80,7 @@ impl Transport {
                 .unwrap_or(self.config.connect_timeout),
             retries: options.retries.unwrap_or(self.config.retries),
         };
-        attempt_loop::send(&self.wire, request, policy, driver, log, deadline).await
+        attempt_loop::send(&self.wire, request, policy, driver, log, deadline)
     }
 }
 

@@ -111,40 +111,32 @@ fn log_store_events(logger: &Bound<'_, PyAny>, events: &[StoreEvent]) {
     }
 }
 
-/// A response with its body parsed (`rp_core::reply::Reply`), its document a lazy view for
-/// Python.
-pub(crate) struct Parsed {
-    status: u16,
-    headers: http::HeaderMap,
-    document: Option<document::Document>,
-}
+/// A response with its body parsed (`rp_core::reply::Reply`); its document becomes a lazy
+/// view for Python in `response_tuple`.
+pub(crate) struct Parsed(Reply);
 
 /// The core's parse of a call's response (which fails the last attempt in `log` for a body
-/// that is no document), its document wrapped for Python.
+/// that is no document).
 pub(crate) fn parse_response(
     method: &str,
     response: Response,
     log: &mut [Attempt],
 ) -> Result<Parsed, Error> {
-    let reply = Reply::parse(method, response, log)?;
-    Ok(Parsed {
-        status: reply.status,
-        headers: reply.headers,
-        document: reply.document.map(document::Document::new),
-    })
+    Reply::parse(method, response, log).map(Parsed)
 }
 
 pub(crate) fn response_tuple(py: Python<'_>, parsed: Parsed) -> PyResult<Bound<'_, PyTuple>> {
-    let document = match parsed.document {
-        Some(document) => document.into_python(py)?,
+    let Parsed(reply) = parsed;
+    let document = match reply.document {
+        Some(document) => document::Document::new(document).into_python(py)?,
         None => py.None().into_bound(py),
     };
     // The headers as they came: `Headers` reads them on first use (most are never read).
-    let headers = convert::ResponseHeaders::from(parsed.headers);
+    let headers = convert::ResponseHeaders::from(reply.headers);
     PyTuple::new(
         py,
         [
-            parsed.status.into_pyobject(py)?.into_any(),
+            reply.status.into_pyobject(py)?.into_any(),
             crate::untracked::new_untracked(py, headers)?.into_any(),
             document,
         ],
