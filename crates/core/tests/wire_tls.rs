@@ -1,0 +1,200 @@
+//! The wire over TLS against servers on loopback with a CA made up here: HTTP/2 when the server
+//! picks it by ALPN, and an `https://` proxy reached over TLS (HTTP/1.1 only) that takes an
+//! http request in absolute form with the proxy's credentials.
+
+// The helpers below are test code too: a setup step that fails stops the test, with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::mpsc;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::header::{HeaderMap, HeaderValue};
+use http::Method;
+use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_rustls::rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
+use tokio_rustls::rustls::{self, ServerConfig};
+use tokio_rustls::TlsAcceptor;
+
+use rp_core::hyper_wire::{HyperWire, WireSettings};
+use rp_core::proxy::ProxySetting;
+use rp_core::runtime::block_on_here;
+use rp_core::tls::Verify;
+use rp_core::wire::{Driver, Limits, Outgoing, Response, Wire, WireError};
+
+/// A CA in a PEM file (removed on drop) and an acceptor for 127.0.0.1 offering `alpn`.
+struct Tls {
+    ca: std::path::PathBuf,
+    acceptor: TlsAcceptor,
+}
+
+impl Drop for Tls {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.ca);
+    }
+}
+
+fn tls(alpn: &[&[u8]]) -> Tls {
+    let ca_key = KeyPair::generate().unwrap();
+    let mut ca_params = CertificateParams::default();
+    ca_params.is_ca = IsCa::Ca(BasicConstraints::Unconstrained);
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = Issuer::new(ca_params, ca_key);
+    let key = KeyPair::generate().unwrap();
+    let cert = CertificateParams::new(vec!["127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&key, &issuer)
+        .unwrap();
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let der = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key.serialize_der()));
+    let mut config = ServerConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.der().clone()], der)
+        .unwrap();
+    config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+    let ca = std::env::temp_dir().join(format!("rp-wire-tls-{}.pem", rand::random::<u64>()));
+    std::fs::write(&ca, ca_cert.pem()).unwrap();
+    Tls {
+        ca,
+        acceptor: TlsAcceptor::from(Arc::new(config)),
+    }
+}
+
+/// What a one-connection TLS server saw: the protocol it agreed by ALPN and the first bytes.
+struct Seen {
+    alpn: Option<Vec<u8>>,
+    head: String,
+}
+
+/// A server on its own thread for one connection: it reads up to the end of a head (or of the
+/// HTTP/2 preface) and writes `answer`.
+fn serve_once(acceptor: TlsAcceptor, answer: &'static [u8]) -> (u16, mpsc::Receiver<Seen>) {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    listener.set_nonblocking(true).unwrap();
+    let port = listener.local_addr().unwrap().port();
+    let (seen, receiver) = mpsc::channel();
+    std::thread::spawn(move || {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .unwrap();
+        runtime.block_on(async move {
+            let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+            let (socket, _) = listener.accept().await.unwrap();
+            let mut stream = acceptor.accept(socket).await.unwrap();
+            let alpn = stream.get_ref().1.alpn_protocol().map(<[u8]>::to_vec);
+            let mut head = Vec::new();
+            let mut buf = [0u8; 4096];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                let n = stream.read(&mut buf).await.unwrap();
+                if n == 0 {
+                    break;
+                }
+                head.extend_from_slice(&buf[..n]);
+            }
+            let head = String::from_utf8_lossy(&head).into_owned();
+            let _ = seen.send(Seen { alpn, head });
+            let _ = stream.write_all(answer).await;
+            let _ = stream.shutdown().await;
+        });
+    });
+    (port, receiver)
+}
+
+fn wire(verify: Verify, proxy: ProxySetting) -> HyperWire {
+    HyperWire::new(WireSettings {
+        verify,
+        connect_timeout: Duration::from_secs(5),
+        proxy,
+        user_agent: HeaderValue::from_static("rp-wire-tls-tests"),
+        max_response_size: 1 << 20,
+        request_id_headers: Arc::new([]),
+    })
+    .unwrap()
+}
+
+fn get(wire: &HyperWire, url: &str) -> Result<Response, WireError> {
+    let request = Outgoing {
+        method: Method::GET,
+        url: url::Url::parse(url).unwrap(),
+        headers: HeaderMap::new(),
+        body: None,
+    };
+    let limits = Limits {
+        timeout: Duration::from_secs(5),
+        connect_timeout: Duration::from_secs(5),
+    };
+    block_on_here(wire.exchange(&request, Driver::ThisThread, limits)).unwrap()
+}
+
+#[test]
+fn https_speaks_http2_when_the_server_picks_it() {
+    let tls = tls(&[b"h2", b"http/1.1"]);
+    let (port, seen) = serve_once(tls.acceptor.clone(), b"");
+    let wire = wire(
+        Verify::CaBundle(tls.ca.display().to_string()),
+        ProxySetting::Off,
+    );
+    // The server only reads the preface and closes: the exchange itself fails.
+    let _ = get(&wire, &format!("https://127.0.0.1:{port}/things"));
+    let seen = seen.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!(seen.alpn.as_deref(), Some(&b"h2"[..]));
+    assert!(
+        seen.head.starts_with("PRI * HTTP/2.0\r\n\r\n"),
+        "{:?}",
+        seen.head
+    );
+}
+
+#[test]
+fn https_speaks_http1_when_the_server_offers_only_that() {
+    let tls = tls(&[b"http/1.1"]);
+    let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok";
+    let (port, seen) = serve_once(tls.acceptor.clone(), answer);
+    let wire = wire(
+        Verify::CaBundle(tls.ca.display().to_string()),
+        ProxySetting::Off,
+    );
+    let response = get(&wire, &format!("https://127.0.0.1:{port}/things")).unwrap();
+    assert_eq!((response.status, &response.body[..]), (200, &b"ok"[..]));
+    let seen = seen.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert!(
+        seen.head.starts_with("GET /things HTTP/1.1\r\n"),
+        "{:?}",
+        seen.head
+    );
+}
+
+#[test]
+fn an_https_proxy_is_reached_over_tls_and_takes_the_request_with_its_credentials() {
+    // The proxy offers h2 too: the wire speaks HTTP/1.1 to a proxy whatever it offers.
+    let tls = tls(&[b"h2", b"http/1.1"]);
+    let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\nconnection: close\r\n\r\nok";
+    let (port, seen) = serve_once(tls.acceptor.clone(), answer);
+    let proxy = ProxySetting::new(Some(&format!("https://user:pw@127.0.0.1:{port}")), false);
+    let wire = wire(
+        Verify::CaBundle(tls.ca.display().to_string()),
+        proxy.unwrap(),
+    );
+    // Userinfo of the request's own URL is never sent, to the proxy or anyone.
+    let response = get(&wire, "http://someone:secret@api.example.invalid/things").unwrap();
+    assert_eq!((response.status, &response.body[..]), (200, &b"ok"[..]));
+    let seen = seen.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert_eq!(seen.alpn.as_deref(), Some(&b"http/1.1"[..]));
+    let head = seen.head.to_ascii_lowercase();
+    assert!(
+        head.starts_with("get http://api.example.invalid/things http/1.1\r\n"),
+        "{head:?}"
+    );
+    assert!(
+        head.contains("\r\nproxy-authorization: basic dxnlcjpwdw==\r\n"),
+        "{head:?}"
+    );
+    assert!(
+        !head.contains("secret") && !head.contains("c29tzw9uztpzzwnyzxq"),
+        "{head:?}"
+    );
+}
