@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help dev docs test test-rust test-python lint fmt bench demo fuzz soak dist check-dist publish
+.PHONY: help dev docs test test-rust test-python lint fmt bench bench-floors demo fuzz soak dist check-dist publish
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
@@ -67,6 +67,9 @@ bench: ## the benchmarks of benches/ vs the peers, with the targets' table (rele
 	taskset -c 0 bash benches/run.sh $(BENCH_VENV)/bin/python --only sequential,async --placement "one vCPU"
 	bash benches/sandbox_wrk.sh 5s $(BENCH_VENV)/bin/python
 	$(BENCH_VENV)/bin/python benches/fleet.py
+
+bench-floors: $(STAMP) ## instructions (callgrind) and µs per follow of the Rust floors and ours, nginx HTTP and HTTPS (benches/floor/measure.sh)
+	bash benches/floor/measure.sh $(PY)
 
 SOAK_SECONDS ?= 300
 soak: $(STAMP) ## the long soak: 64 threads + 256 tasks for SOAK_SECONDS (300), tokens expiring, faults (SOAK_SEED replays)
