@@ -6,15 +6,18 @@
 # 1. instructions per follow under callgrind: N follows minus none (start-up, the entry point
 #    and the warm-up cancel out); nginx runs in its own process, not counted, and neither is the
 #    kernel's share (socket I/O, system calls);
-# 2. µs per follow on one vCPU: nginx and every program under `taskset -c 0`, ROUNDS rounds,
+# 2. system calls per follow (strace -f -c, N follows minus none), when strace is installed:
+#    the kernel's share, which callgrind does not count;
+# 3. µs per follow on one vCPU: nginx and every program under `taskset -c 0`, ROUNDS rounds,
 #    each program once a round (N follows in a fresh process, in rotated order), medians.
 #
 #   benches/floor/measure.sh [PYTHON] [ROUNDS]      e.g. benches/floor/measure.sh .venv/bin/python
 #
-# FLOOR_ONLY=instructions or FLOOR_ONLY=times runs one of the two; FLOOR_CG_FOLLOWS (2048) and
+# FLOOR_ONLY=instructions, syscalls or times runs one of the three; FLOOR_CG_FOLLOWS (2048) and
 # FLOOR_TIMED_FOLLOWS (2000) set N.
 # PYTHON must have the package (`make dev`: its `quick` build, as benches/profile.sh counts
-# ours). Needs valgrind, nginx, openssl and taskset (Debian: valgrind nginx openssl util-linux).
+# ours). Needs valgrind, nginx, openssl and taskset (Debian: valgrind nginx openssl util-linux),
+# and strace for the system calls.
 # Results go to stdout and target/profile/floors/.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -135,6 +138,32 @@ if [ "${FLOOR_ONLY:-instructions}" = instructions ]; then
         done
         echo "$row"
     done | tee "$out/instructions.txt"
+fi
+
+# The kernel's share that callgrind does not see, as a count that load does not move either.
+if [ "${FLOOR_ONLY:-syscalls}" = syscalls ] && command -v strace >/dev/null; then
+    echo "== system calls per follow (strace -f -c, $cg_follows follows minus none)"
+    printf '%-18s %12s %12s\n' program http https
+    for name in "${programs[@]}"; do
+        row=$(printf '%-18s' "$(label "$name")")
+        for scheme in http https; do
+            cmd0=$(command_of "$name" "$scheme" 0)
+            if [ -z "$cmd0" ]; then row+=$(printf ' %12s' -); continue; fi
+            cmdn=$(command_of "$name" "$scheme" "$cg_follows")
+            prefix="$out/$(label "$name")-$scheme"
+            for run in 0 n; do
+                cmd=$cmd0
+                [ $run = n ] && cmd=$cmdn
+                # shellcheck disable=SC2086,SC2046
+                env $(env_of "$name" "$scheme") strace -f -c -o "$prefix-$run.strace" $cmd \
+                    >/dev/null 2>&1
+            done
+            calls() { awk '$NF == "total" { print $4; exit }' "$1"; }
+            per=$(python3 -c "print(f'{($(calls "$prefix-n.strace") - $(calls "$prefix-0.strace")) / $cg_follows:.1f}')")
+            row+=$(printf ' %12s' "$per")
+        done
+        echo "$row"
+    done | tee "$out/syscalls.txt"
 fi
 [ "${FLOOR_ONLY:-times}" = times ] || exit 0
 
