@@ -2,7 +2,8 @@
 # The client benchmarks (benches/bench.py) against the sandbox, run as a separate process with
 # the benchmark documents (benches/fixture.py), and against a static nginx site serving the same
 # documents over HTTP and over HTTPS (a throw-away CA made with openssl); plus the Rust floors
-# (benches/floor: reqwest, hyper-util, ureq, and a blocking socket). Results go to stdout (and to a file with --json FILE).
+# (benches/floor: reqwest, hyper-util, ureq, and a blocking socket). Results go to stdout (and
+# to a file with --json FILE).
 #
 #   benches/run.sh [PYTHON] [bench.py options]      e.g. benches/run.sh .venv-bench/bin/python
 #   BENCH_NO_FLOOR=1 benches/run.sh PYTHON --quick   a smoke run of every peer, no Rust build

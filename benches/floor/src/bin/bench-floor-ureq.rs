@@ -1,8 +1,8 @@
 //! `bench-floor-ureq BASE_URL PROFILE TOKEN N [CA_BUNDLE]`: the benchmark's follow (lib.rs) on
 //! ureq 3, a blocking client with no async runtime: a candidate wire for the sync face. TLS is
 //! its rustls given the ring provider and the CA bundle (ureq builds the rustls configuration
-//! itself, HTTP/1.1 only); gzip on, no proxy (ureq reads none from the environment unless
-//! asked), no redirects, TCP_NODELAY.
+//! itself, HTTP/1.1 only); gzip on, no proxy (by default ureq would take the environment's),
+//! no redirects, TCP_NODELAY.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
