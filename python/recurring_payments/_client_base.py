@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _core, _settings
 from ._credentials import AdminCredentials, AppCredentials
-from ._session import Session, _telemetry_module
+from ._session import Session, telemetry_for_clients
 from .errors import ConfigurationError, Error
 
 if TYPE_CHECKING:
@@ -210,7 +210,7 @@ class _ClientBase:
         # The client a derived one comes from (`with_options`), whose entry point it shares.
         self._origin: _ClientBase | None = None
         self._init_root_cache()
-        telemetry_module = _telemetry_module() if settings.telemetry else None
+        telemetry_module = telemetry_for_clients() if settings.telemetry else None
         self._session = Session(native, settings.base_url, settings.rel_namespace, telemetry_module)
 
     @classmethod
