@@ -12,6 +12,7 @@ use reqwest::header::{
 use reqwest::Method;
 use url::Url;
 
+use crate::attempt_loop::Deadline;
 use crate::attempts::{self, Attempt};
 use crate::auth::{Credentials, StoreEvent, StoreSpec, Token, TokenCache};
 use crate::error::{Error, Result};
@@ -21,9 +22,8 @@ use crate::runtime::PerProcess;
 use crate::template;
 use crate::text::double_quoted;
 use crate::tls::Verify;
-use crate::transport::{
-    header_value, Deadline, Driver, Outgoing, ProxySetting, Response, Transport, TransportConfig,
-};
+use crate::transport::{header_value, ProxySetting, Transport, TransportConfig};
+use crate::wire::{Driver, Outgoing, Response};
 
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
@@ -486,7 +486,7 @@ impl Trace {
 
     fn enter(&mut self, hop: &Outgoing) {
         self.aim(&hop.method, &hop.url);
-        self.writing = crate::transport::is_write(&hop.method);
+        self.writing = crate::wire::is_write(&hop.method);
     }
 
     fn answered(&mut self, status: u16) {

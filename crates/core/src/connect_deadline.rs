@@ -6,7 +6,7 @@
 //! under way when `timeout` or the call's deadline came read as "timed out" after the request
 //! had started, and a POST that never had a connection was reported `outcome_unknown` and not
 //! retried. The connector layer here cuts the connect itself a little before the attempt's end,
-//! so the error is a connect error, which reqwest and `transport::classify` tell apart.
+//! so the error is a connect error, which reqwest and `reqwest_wire::classify` tell apart.
 //!
 //! The same bound applies `connect_timeout` (the client's, or a derived client's): the pools
 //! are not built per setting, and a call's own setting needs no pool of its own.
@@ -21,7 +21,7 @@ use tokio::time::Instant;
 type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 tokio::task_local! {
-    /// When the connect of the attempt being polled must be over (`transport::send_once`).
+    /// When the connect of the attempt being polled must be over (`reqwest_wire`'s exchange).
     static CONNECT_BY: ConnectBy;
 }
 

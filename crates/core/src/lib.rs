@@ -2,6 +2,7 @@
 //! templates, the token lifecycle and the request path. `cargo test` tests it without Python;
 //! the bindings (`crates/python`) only wrap it.
 
+pub mod attempt_loop;
 pub mod attempts;
 pub mod auth;
 pub mod client;
@@ -11,9 +12,12 @@ pub mod hal;
 pub mod media;
 pub mod proxy;
 pub mod rels;
+pub mod reply;
 pub mod request;
+pub mod reqwest_wire;
 pub mod runtime;
 pub mod template;
 pub mod text;
 pub mod tls;
 pub mod transport;
+pub mod wire;

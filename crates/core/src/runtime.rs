@@ -224,7 +224,7 @@ thread_local! {
 
 /// Run `future` to completion on the calling thread, on its own current-thread runtime (built
 /// on first use, again after a fork). Requests driven here use the thread's own pool
-/// (`transport::Driver::ThisThread`): their connections are polled only while this thread is
+/// (`wire::Driver::ThisThread`): their connections are polled only while this thread is
 /// in here, so they never serve another thread.
 ///
 /// The future is boxed first: a request's future is several KB, and tokio's `block_on` moves

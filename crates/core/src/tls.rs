@@ -1,5 +1,5 @@
 //! The rustls configuration of our HTTP clients, built once per process and `Verify` setting
-//! and cloned into every pool: a sync client has a pool per thread (`transport::Driver`), and
+//! and cloned into every pool: a sync client has a pool per thread (`wire::Driver`), and
 //! letting reqwest build each one loaded the system trust store again (~2 ms per new thread,
 //! PEM parsing). The same choices as reqwest's own: TLS 1.2 and 1.3, ALPN h2 and http/1.1.
 

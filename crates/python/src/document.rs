@@ -40,7 +40,8 @@ pub struct Document {
 }
 
 impl Document {
-    fn new(doc: hal::Document) -> Document {
+    /// The lazy view of a document the core parsed and indexed (`rp_core::reply::Reply`).
+    pub(crate) fn new(doc: hal::Document) -> Document {
         let values = (0..doc.len()).map(|_| OnceLock::new()).collect();
         Document { doc, values }
     }

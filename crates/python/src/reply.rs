@@ -1,13 +1,14 @@
 //! What a finished call hands back to Python, shared by the sync and asyncio faces and by a
 //! call dropped unfinished (`observed.rs`): its attempts told to the logger and the telemetry
-//! recorder, and its response parsed and turned into `(status, headers, document)`.
+//! recorder, and its response (parsed by the core) turned into `(status, headers, document)`.
 
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use rp_core::attempts::{self, Attempt};
+use rp_core::attempts::Attempt;
 use rp_core::auth::StoreEvent;
 use rp_core::error::Error;
+use rp_core::reply::Reply;
 use rp_core::transport::Response;
 
 use super::{convert, document, telemetry};
@@ -110,56 +111,32 @@ fn log_store_events(logger: &Bound<'_, PyAny>, events: &[StoreEvent]) {
     }
 }
 
-/// A response with its body parsed: in the request's future, without the GIL, so that a body
-/// that is no document fails its attempt before the attempts are observed (`fail_last`).
-pub(crate) struct Parsed {
-    status: u16,
-    headers: reqwest::header::HeaderMap,
-    document: Option<document::Document>,
-}
+/// A response with its body parsed (`rp_core::reply::Reply`); its document becomes a lazy
+/// view for Python in `response_tuple`.
+pub(crate) struct Parsed(Reply);
 
+/// The core's parse of a call's response (which fails the last attempt in `log` for a body
+/// that is no document).
 pub(crate) fn parse_response(
     method: &str,
-    mut response: Response,
+    response: Response,
     log: &mut [Attempt],
 ) -> Result<Parsed, Error> {
-    let document = if response.body.is_empty() {
-        None
-    } else {
-        // The URL and the header pairs only for the error: most bodies parse.
-        let parsed = document::parse(std::mem::take(&mut response.body)).map_err(|e| {
-            let (url, pairs) = (response.url.as_str(), response.header_pairs());
-            e.with_request(method, url)
-                .with_response(response.status, pairs)
-                .with_request_id(response.request_id.as_deref())
-                .with_outcome_unknown(response.after_processed_write)
-        });
-        match parsed {
-            Ok(document) => Some(document),
-            Err(error) => {
-                attempts::fail_last(log, &error);
-                return Err(error);
-            }
-        }
-    };
-    Ok(Parsed {
-        status: response.status,
-        headers: response.headers,
-        document,
-    })
+    Reply::parse(method, response, log).map(Parsed)
 }
 
 pub(crate) fn response_tuple(py: Python<'_>, parsed: Parsed) -> PyResult<Bound<'_, PyTuple>> {
-    let document = match parsed.document {
-        Some(document) => document.into_python(py)?,
+    let Parsed(reply) = parsed;
+    let document = match reply.document {
+        Some(document) => document::Document::new(document).into_python(py)?,
         None => py.None().into_bound(py),
     };
     // The headers as they came: `Headers` reads them on first use (most are never read).
-    let headers = convert::ResponseHeaders::from(parsed.headers);
+    let headers = convert::ResponseHeaders::from(reply.headers);
     PyTuple::new(
         py,
         [
-            parsed.status.into_pyobject(py)?.into_any(),
+            reply.status.into_pyobject(py)?.into_any(),
             crate::untracked::new_untracked(py, headers)?.into_any(),
             document,
         ],
