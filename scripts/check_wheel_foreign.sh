@@ -13,9 +13,8 @@
 #
 # RP_FOREIGN_TESTS replaces the list of test paths (both modes), e.g. for a quick try.
 # Under emulation a test runs 5-20 times slower, so the arm64 run is the subset above; its
-# per-test timeout is raised. The musl wheels have no such run: they come from the release
-# workflow, and no musl CPython is available from the registries this machine reaches
-# (docs/install.md).
+# per-test timeout is raised. The musl x86_64 wheel runs on this machine, on a CPython built
+# against musl: scripts/check_wheel_musl.sh.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
