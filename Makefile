@@ -4,7 +4,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: help dev docs test test-rust test-python lint fmt bench demo fuzz soak dist check-dist publish
+.PHONY: help dev docs test test-rust test-python lint fmt bench bench-floors demo fuzz soak dist dist-sdist dist-wheels check-dist publish
 help: ## list the targets
 	@grep -hE '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed 's/:.*## /\t/'
 
@@ -68,6 +68,9 @@ bench: ## the benchmarks of benches/ vs the peers, with the targets' table (rele
 	bash benches/sandbox_wrk.sh 5s $(BENCH_VENV)/bin/python
 	$(BENCH_VENV)/bin/python benches/fleet.py
 
+bench-floors: $(STAMP) ## instructions (callgrind) and µs per follow of the Rust floors and ours, nginx HTTP and HTTPS (benches/floor/measure.sh)
+	bash benches/floor/measure.sh $(PY)
+
 SOAK_SECONDS ?= 300
 soak: $(STAMP) ## the long soak: 64 threads + 256 tasks for SOAK_SECONDS (300), tokens expiring, faults (SOAK_SEED replays)
 	SOAK_SECONDS=$(SOAK_SECONDS) $(PY) -m pytest -q -s -p no:cacheprovider tests/faults/test_soak.py
@@ -85,33 +88,42 @@ fuzz: ## fuzz the HAL parser and the template engine, FUZZ_SECONDS each (needs c
 			-dict=$(CURDIR)/fuzz/$$target.dict -max_total_time=$(FUZZ_SECONDS) || exit 1; \
 	done
 
-# The distributions: an sdist and two abi3 wheels (CPython >= 3.10), built with the release
-# profile: Linux x86_64 and aarch64 for glibc 2.17 (manylinux2014), cross-built with zig as the
-# linker (maturin `--zig`, zig from the ziglang package) against the rustup target of each.
-# The musl wheels (musllinux_1_2), macOS and Windows come from .github/workflows/release.yml:
-# zig links a musl extension against `libc.so`, which musl's loader resolves to itself but
-# auditwheel does not accept (it expects Alpine's libc.musl-<arch>.so.1), and no musl system
-# here could audit or run them.
+# The distributions: an sdist and four abi3 wheels (CPython >= 3.10), built with the release
+# profile: Linux x86_64 and aarch64, each for glibc 2.17 (manylinux2014) and for musl 1.2
+# (musllinux_1_2, Alpine), cross-built with zig as the linker (maturin `--zig`, zig from the
+# ziglang package) against the rustup target of each. zig's musl names the C library `libc.so`:
+# scripts/musl_libc_name.py renames it to Alpine's `libc.musl-<arch>.so.1`, the name auditwheel
+# accepts. macOS and Windows wheels come from .github/workflows/release.yml.
 DIST_VENV ?= .venv-dist
 DIST_TOOLS := $(DIST_VENV)/.tools
 # rust target : wheel compatibility
-DIST_WHEELS ?= x86_64-unknown-linux-gnu:manylinux2014 aarch64-unknown-linux-gnu:manylinux2014
+DIST_GLIBC := x86_64-unknown-linux-gnu:manylinux2014 aarch64-unknown-linux-gnu:manylinux2014
+DIST_MUSL := x86_64-unknown-linux-musl:musllinux_1_2 aarch64-unknown-linux-musl:musllinux_1_2
+DIST_WHEELS ?= $(DIST_GLIBC) $(DIST_MUSL)
 $(DIST_TOOLS): pyproject.toml
 	test -x $(DIST_VENV)/bin/python || python3 -m venv $(DIST_VENV)
 	$(DIST_VENV)/bin/python -m pip install -q --upgrade pip
 	$(DIST_VENV)/bin/python -m pip install -q --group dist
 	@touch $@
 
-dist: $(DIST_TOOLS) ## sdist + the abi3 manylinux wheels (x86_64, aarch64) into dist/ (release builds: minutes each), checked
+dist: $(DIST_TOOLS) ## sdist + the four abi3 Linux wheels (manylinux, musllinux; x86_64, aarch64) into dist/ (release builds: minutes each), checked
 	rm -rf dist
-	rustup target add $(foreach w,$(DIST_WHEELS),$(firstword $(subst :, ,$(w))))
+	$(MAKE) --no-print-directory dist-sdist dist-wheels
+	$(MAKE) --no-print-directory check-dist
+
+# The parts of `make dist`, for CI, which builds the musl wheels beside other work:
+# `make dist-wheels DIST_WHEELS='$$(DIST_MUSL)'`.
+dist-sdist: $(DIST_TOOLS) ## add the sdist to dist/
 	$(DIST_VENV)/bin/maturin sdist --out dist
+
+dist-wheels: $(DIST_TOOLS) ## add the wheels of DIST_WHEELS (target:compatibility words; all four by default) to dist/, unchecked
+	rustup target add $(foreach w,$(DIST_WHEELS),$(firstword $(subst :, ,$(w))))
 	@# maturin finds zig through the ziglang package of the Python first on PATH.
 	set -e; for wheel in $(DIST_WHEELS); do \
 		PATH="$(CURDIR)/$(DIST_VENV)/bin:$$PATH" $(DIST_VENV)/bin/maturin build --release --zig \
 			--target $${wheel%%:*} --compatibility $${wheel#*:} --out dist; \
 	done
-	$(MAKE) --no-print-directory check-dist
+	$(if $(filter %:musllinux_1_2,$(DIST_WHEELS)),$(DIST_VENV)/bin/python scripts/musl_libc_name.py dist/*-musllinux_*.whl)
 
 check-dist: $(DIST_TOOLS) ## what `make dist` checks: auditwheel, tags, size, strip, metadata
 	$(DIST_VENV)/bin/twine check --strict dist/*

@@ -3,11 +3,13 @@
 Run by benches/run.sh, which starts the servers and passes them in the environment:
 ``BENCH_SANDBOX`` (base URL; with ``RECURRING_PAYMENTS_PROFILE``, ``_APP_NAME``, ``_APP_SECRET``),
 ``BENCH_NGINX`` (base URL of the static site, fixed token), ``BENCH_NGINX_TLS`` and ``BENCH_CA``
-(the same site over HTTPS, and the CA bundle that signed its certificate), ``BENCH_FLOOR`` (the
-Rust floor binary) and ``BENCH_FLOOR_BLOCKING`` (the same follow over a blocking socket: a
-reference column, no target). Every client does the same work per follow: expand the entry
-point's templated ``bench-mandate`` link with a variable, GET it (Accept with the profile,
-Bearer token), parse the JSON, read the ``status`` field and the ``creditor`` link's href.
+(the same site over HTTPS, and the CA bundle that signed its certificate), and the Rust floors
+(benches/floor: reference columns, no target): ``BENCH_FLOOR`` (reqwest), ``BENCH_FLOOR_HYPER``
+(hyper-util's client used directly), ``BENCH_FLOOR_UREQ`` (ureq, blocking) and
+``BENCH_FLOOR_BLOCKING`` (a blocking socket, plain HTTP only). Every client does the same work
+per follow: expand the entry point's templated ``bench-mandate`` link with a variable, GET it
+(Accept with the profile, Bearer token), parse the JSON, read the ``status`` field and the
+``creditor`` link's href.
 Peers are measured interleaved, round after round, so background load hits them alike; medians
 are reported, and at the end one table (BENCHMARKS.md's format) with each target and whether
 it is met. A peer whose package is missing is left out with a note.
@@ -427,6 +429,9 @@ SYNC_CLIENTS: dict[str, Callable[[Server], Sync]] = {
 
 OURS = "recurring_payments"
 FLOOR = "rust reqwest (floor)"
+# The same follow on the other candidate wires of the library (benches/floor/src/bin).
+FLOOR_HYPER = "rust hyper-util (floor)"
+FLOOR_UREQ = "rust ureq, blocking (floor)"
 # The floor's follow over a blocking socket, no runtime nor reqwest (benches/floor/src/bin): what
 # the floor's own time is made of, a reference beside it (BENCHMARKS.md), no target.
 FLOOR_BLOCKING = "rust blocking socket (reference)"
@@ -512,13 +517,15 @@ def placed(title: str) -> str:
 def sequential(server: Server, rounds: int, n: int, out: dict[str, Any]) -> None:
     clients = sync_clients(server)
     results: dict[str, list[float]] = {name: [] for name in clients}
-    floors = {  # plain HTTP: the floors take no CA bundle
+    floors = {  # the blocking socket speaks plain HTTP only; the others take the CA bundle
         name: binary
         for name, binary in (
             (FLOOR, os.environ.get("BENCH_FLOOR")),
+            (FLOOR_HYPER, os.environ.get("BENCH_FLOOR_HYPER")),
+            (FLOOR_UREQ, os.environ.get("BENCH_FLOOR_UREQ")),
             (FLOOR_BLOCKING, os.environ.get("BENCH_FLOOR_BLOCKING")),
         )
-        if binary and not server.ca
+        if binary and not (server.ca and name == FLOOR_BLOCKING)
     }
     token = _token_for_floor(server) if floors else ""
     floor_times: dict[str, list[float]] = {name: [] for name in floors}
@@ -529,6 +536,7 @@ def sequential(server: Server, rounds: int, n: int, out: dict[str, Any]) -> None
     for r in range(rounds):
         for name, binary in floors.items():
             command = [binary, server.base, server.profile, token, str(n)]
+            command += [server.ca] if server.ca else []
             done = subprocess.run(command, check=True, capture_output=True, text=True)
             floor_times[name].append(float(done.stdout))
         for b in range(BLOCKS):
@@ -1158,11 +1166,13 @@ COLUMNS = [
     ("aiohttp", ("aiohttp",)),
     ("rnet", ("rnet",)),
     ("Rust floor", (FLOOR,)),
+    ("Rust hyper-util floor", (FLOOR_HYPER,)),
+    ("Rust ureq floor", (FLOOR_UREQ,)),
     ("Rust, blocking socket (reference)", (FLOOR_BLOCKING,)),
     ("Python alone (reference)", (COLD_PYTHON,)),
 ]
 # The Rust programs and the bare interpreter are references, no peer: no target counts them.
-REFERENCES = (FLOOR, FLOOR_BLOCKING, COLD_PYTHON)
+REFERENCES = (FLOOR, FLOOR_HYPER, FLOOR_UREQ, FLOOR_BLOCKING, COLD_PYTHON)
 
 
 def _peers(ratios: dict[str, float]) -> list[float]:

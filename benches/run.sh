@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The client benchmarks (benches/bench.py) against the sandbox, run as a separate process with
 # the benchmark documents (benches/fixture.py), and against a static nginx site serving the same
-# documents over HTTP and over HTTPS (a throw-away CA made with openssl); plus the Rust floor
-# (benches/floor). Results go to stdout (and to a file with --json FILE).
+# documents over HTTP and over HTTPS (a throw-away CA made with openssl); plus the Rust floors
+# (benches/floor: reqwest, hyper-util, ureq, and a blocking socket). Results go to stdout (and
+# to a file with --json FILE).
 #
 #   benches/run.sh [PYTHON] [bench.py options]      e.g. benches/run.sh .venv-bench/bin/python
 #   BENCH_NO_FLOOR=1 benches/run.sh PYTHON --quick   a smoke run of every peer, no Rust build
@@ -39,10 +40,12 @@ fi
 
 # BENCH_NO_FLOOR=1: no Rust floor (a smoke run that should not build it in release).
 if [ -z "${BENCH_NO_FLOOR:-}" ]; then
-    echo "# building the Rust floor and its blocking reference (release)" >&2
+    echo "# building the Rust floors (release)" >&2
     CARGO_TARGET_DIR="$root/target/bench-floor" cargo build -q --release \
         --manifest-path "$here/floor/Cargo.toml"
     export BENCH_FLOOR="$root/target/bench-floor/release/bench-floor"
+    export BENCH_FLOOR_HYPER="$root/target/bench-floor/release/bench-floor-hyper"
+    export BENCH_FLOOR_UREQ="$root/target/bench-floor/release/bench-floor-ureq"
     export BENCH_FLOOR_BLOCKING="$root/target/bench-floor/release/bench-floor-blocking"
 fi
 

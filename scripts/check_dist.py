@@ -1,13 +1,14 @@
-"""Check what `make dist` wrote: one sdist and the two abi3 manylinux wheels.
+"""Check what `make dist` wrote: one sdist and the four abi3 Linux wheels.
 
     python scripts/check_dist.py dist/
 
-The wheels: manylinux_2_17 (glibc 2.17) for x86_64 and aarch64 (the musl, macOS and Windows
-wheels come from .github/workflows/release.yml). Each must be the abi3 extension, stripped,
-with the metadata and a tag that `auditwheel show` agrees with. Runs in .venv-dist
-(`auditwheel` beside it; stdlib otherwise). Prints what it measured and exits 1 naming every
-check that failed. The installed wheels are checked by scripts/check_wheel.sh (x86_64) and
-scripts/check_wheel_foreign.sh (aarch64; CPython 3.14 and 3.15).
+The wheels: manylinux_2_17 (glibc 2.17) and musllinux_1_2 (musl 1.2), each for x86_64 and
+aarch64 (the macOS and Windows wheels come from .github/workflows/release.yml). Each must be the
+abi3 extension, stripped, with the metadata and a tag that `auditwheel show` agrees with. Runs
+in .venv-dist (`auditwheel` beside it; stdlib otherwise). Prints what it measured and exits 1
+naming every check that failed. The installed wheels are checked by scripts/check_wheel.sh
+(x86_64), scripts/check_wheel_foreign.sh (aarch64; CPython 3.14 and 3.15) and
+scripts/check_wheel_musl.sh (musl x86_64).
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ MAX_SDIST_BYTES = 5 * 10**6  # ~0.4 MB today: more means a venv or build output 
 PLATFORMS = {
     "manylinux2014_x86_64.manylinux_2_17_x86_64": "manylinux_2_17_x86_64",
     "manylinux2014_aarch64.manylinux_2_17_aarch64": "manylinux_2_17_aarch64",
+    "musllinux_1_2_x86_64": "musllinux_1_2_x86_64",
+    "musllinux_1_2_aarch64": "musllinux_1_2_aarch64",
 }
 PYTHONS = ("3.10", "3.11", "3.12", "3.13", "3.14", "3.15")
 # What `pip install` of the sdist needs to build the same wheel.

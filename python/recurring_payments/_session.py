@@ -4,7 +4,9 @@ client so that resources depend on it alone, and never on the client that made t
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import os
+import sys
+from collections.abc import Callable, Mapping
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +18,11 @@ if TYPE_CHECKING:
 
 
 _TELEMETRY: list[ModuleType | None] = []  # [the module or None] once looked for
+_MODULES = sys.modules
+# An SDK named in the environment records without the application importing OpenTelemetry.
+_PROVIDERS_FROM_ENV = (
+    "OTEL_PYTHON_TRACER_PROVIDER" in os.environ or "OTEL_PYTHON_METER_PROVIDER" in os.environ
+)
 
 
 def _telemetry_module() -> ModuleType | None:
@@ -28,6 +35,46 @@ def _telemetry_module() -> ModuleType | None:
         else:
             _TELEMETRY.append(_telemetry)
     return _TELEMETRY[0]
+
+
+def _nothing() -> None:
+    return None
+
+
+class _Telemetry:
+    """The telemetry of every client with ``telemetry=True`` (API.md §9), imported when first
+    there can be something to record or propagate. Until the application imports
+    OpenTelemetry, no SDK is set and no context holds a span or baggage, so ``_telemetry.start``
+    would return None: importing it (~10 ms with the API's modules) is left out of a short
+    script's start, and each call pays one lookup. From the first call after the application
+    imports it, ``start`` is ``_telemetry.start`` itself."""
+
+    __slots__ = ("start",)
+
+    start: Callable[[], Recorder | None]
+
+    def __init__(self) -> None:
+        self.start = self._first_start
+
+    def _first_start(self) -> Recorder | None:
+        if "opentelemetry" not in _MODULES and not _PROVIDERS_FROM_ENV:
+            return None
+        module = _telemetry_module()
+        self.start = _nothing if module is None else module.start
+        return self.start()
+
+
+_LAZY_TELEMETRY = _Telemetry()
+
+
+def telemetry_for_clients() -> ModuleType | _Telemetry:
+    """What a client with ``telemetry=True`` records through: ``_telemetry`` when OpenTelemetry
+    is already imported (or its SDK named in the environment), else the lazy gate."""
+    if "opentelemetry" in _MODULES or _PROVIDERS_FROM_ENV:
+        module = _telemetry_module()
+        if module is not None:
+            return module
+    return _LAZY_TELEMETRY
 
 
 class Session:
@@ -43,12 +90,13 @@ class Session:
         native: _core.NativeClient,
         base_url: str,
         rel_namespace: str | None,
-        telemetry: ModuleType | None = None,
+        telemetry: ModuleType | _Telemetry | None = None,
     ) -> None:
         self.native: _core.NativeClient | None = native
         self.base_url = base_url
         self.rel_namespace = rel_namespace
-        # OpenTelemetry (API.md §9): `_telemetry` when telemetry is on and the API installed.
+        # OpenTelemetry (API.md §9) when telemetry is on: `_telemetry`, or the gate that
+        # imports it once the application has imported OpenTelemetry (`telemetry_for_clients`).
         self.telemetry = telemetry
         # Pages of one collection share their relations: each index is built once per shape.
         self.rels = _core.RelCache(rel_namespace)

@@ -1,14 +1,14 @@
 """OpenTelemetry (API.md §9): a CLIENT span and a duration measurement per HTTP attempt.
 
-Imported only when ``opentelemetry-api`` is installed and a client has ``telemetry=True``
-(``_session._telemetry_module``). The attempts happen in Rust; the session's send path
-(``Session.telemetry_call``) asks :func:`start`, in the caller's context, for the headers that
-carry that context (W3C ``traceparent`` through the global propagator; the native client sends
-them to the API's origin only) and for a recorder. The native client calls the recorder once,
-when the call is over, with a record per attempt (``_core.pyi``: ``_AttemptRecord``) and the
-template its request was expanded from (the core's ``Prepared::template``); it creates the spans
-with their real start and end times as children of the caller's context, from whatever thread
-it runs on.
+Imported only when ``opentelemetry-api`` is installed, a client has ``telemetry=True`` and the
+application has imported OpenTelemetry (``_session.telemetry_for_clients``). The attempts happen
+in Rust; the session's send path (``Session.telemetry_call``) asks :func:`start`, in the
+caller's context, for the headers that carry that context (W3C ``traceparent`` through the
+global propagator; the native client sends them to the API's origin only) and for a recorder.
+The native client calls the recorder once, when the call is over, with a record per attempt
+(``_core.pyi``: ``_AttemptRecord``) and the template its request was expanded from (the core's
+``Prepared::template``); it creates the spans with their real start and end times as children
+of the caller's context, from whatever thread it runs on.
 """
 
 from __future__ import annotations

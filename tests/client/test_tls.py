@@ -90,7 +90,7 @@ with rp.Client(sys.argv[1], credentials=credentials, profile=sys.argv[2]) as cli
 
 def run_child(server: FakeServer, ssl_cert_file: str | None) -> str:
     """Run CHILD with verify=True (the default) in a fresh process: the system trust store is
-    read when the process's connection pool is built."""
+    read at the process's first certificate check."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("SSL_CERT_")}
     env["RP_APP"] = server.credentials.app_name
     env["RP_SECRET"] = server.credentials.app_secret
@@ -111,6 +111,19 @@ def test_ssl_cert_file_is_honoured_with_verify_true(tls_server: FakeServer) -> N
     assert run_child(tls_server, tls_server.ca_path) == "1"
     refused = run_child(tls_server, None)
     assert refused.startswith("TransportError") and tls_server.base_url in refused
+
+
+def test_the_system_roots_are_read_only_when_a_certificate_is_checked(
+    tls_server: FakeServer,
+) -> None:
+    # With no system roots at all (SSL_CERT_FILE naming no file), a client of plain http
+    # still builds and works: the roots are read at the first handshake, which then fails.
+    with FakeServer() as plain:
+        plain.add_resource("/things/1", DOC)
+        assert run_child(plain, "/nonexistent/ca.pem") == "1"
+    refused = run_child(tls_server, "/nonexistent/ca.pem")
+    assert refused.startswith("TransportError") and tls_server.base_url in refused
+    assert tls_server.requests == []
 
 
 def test_https_to_a_plain_http_port_fails_and_never_falls_back(server: FakeServer) -> None:

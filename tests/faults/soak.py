@@ -248,7 +248,8 @@ def _release_free_heap() -> None:
 
 
 def process_figures() -> dict[str, int]:
-    """OS threads, open file descriptors and resident memory (KiB) of this process."""
+    """OS threads, open file descriptors (and how many are sockets) and resident memory (KiB)
+    of this process."""
     _release_free_heap()
     with open("/proc/self/status") as status:
         text = status.read()
@@ -257,9 +258,16 @@ def process_figures() -> dict[str, int]:
         found = re.search(rf"^{name}:\s+(\d+)", text, re.MULTILINE)
         return int(found.group(1)) if found else -1
 
+    sockets = 0
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            sockets += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
+        except OSError:  # closed meanwhile
+            pass
     return {
         "threads": kib("Threads"),
         "fds": len(os.listdir("/proc/self/fd")),
+        "sockets": sockets,
         "rss_kib": kib("VmRSS"),
     }
 
@@ -577,6 +585,7 @@ def run(seconds: float, seed: int | None = None, warmup: float | None = None) ->
         "sync": side_figures(sync_side, "sync", threads=THREADS),
         "async": side_figures(async_side, "async", tasks=TASKS),
         "process": {
+            "callers": THREADS + TASKS,
             "before": before,
             "warm": samples[0] if samples else end,
             "end": end,

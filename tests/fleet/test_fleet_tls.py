@@ -37,9 +37,9 @@ FALLBACK_BOUND = 5 * OP_TIMEOUT
 
 @pytest.fixture(autouse=True, scope="module")
 def api_roots_first() -> None:
-    """The API's roots (`verify=True`) are read once per process, when its first connection
-    pool is built: build it before these tests point SSL_CERT_FILE at their CAs, so that the
-    rest of the test process keeps the system's roots for the API."""
+    """The API's connection pool is built before these tests point SSL_CERT_FILE at their CAs.
+    (The API's roots for `verify=True` are read once per process, at its first certificate
+    check: these tests make none to the API, which they reach over plain http.)"""
     with FakeServer() as api, api.client() as client:
         client.root()
 

@@ -5,6 +5,7 @@ lazily loaded names behave as if imported eagerly. Checked in fresh interpreters
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -12,9 +13,10 @@ import textwrap
 ASYNC = ("AsyncClient", "AsyncLink", "AsyncResource")
 
 
-def run(source: str) -> list[str]:
+def run(source: str, env: dict[str, str] | None = None) -> list[str]:
     done = subprocess.run(
         [sys.executable, "-c", textwrap.dedent(source)],
+        env=env,
         capture_output=True,
         text=True,
         timeout=60,
@@ -70,3 +72,37 @@ def test_star_import_and_unknown_names() -> None:
             print(type(err).__name__, "NoSuchName" in str(err))
     """)
     assert out == ["AsyncClient", "recurring_payments._async_resource", "AttributeError", "True"]
+
+
+def test_a_client_imports_logging_only_once_the_application_does() -> None:
+    # Nothing can be logged at DEBUG before the application configures `logging`: a short
+    # script does not pay its import. Once it does, the client's DEBUG lines are there. (The
+    # sandbox runs here: `testing` imports asyncio, which imports logging.)
+    from recurring_payments.testing import FakeServer
+
+    with FakeServer() as server:
+        app = server.credentials
+        env = {**os.environ, "RP_APP": app.app_name, "RP_SECRET": app.app_secret}
+        out = run(
+            f"""
+            import os, sys
+            import recurring_payments as rp
+            credentials = rp.AppCredentials(os.environ["RP_APP"], os.environ["RP_SECRET"])
+            with rp.Client({server.base_url!r}, credentials=credentials,
+                           profile={server.profile!r}) as client:
+                client.root()
+                print("logging" in sys.modules, "platform" in sys.modules)
+                import logging
+                lines = []
+                class Keep(logging.Handler):
+                    def emit(self, record):
+                        lines.append(record.getMessage())
+                logger = logging.getLogger("recurring_payments")
+                logger.addHandler(Keep())
+                logger.setLevel(logging.DEBUG)
+                client.root(refresh=True)
+                print(len(lines), lines[0].startswith("GET "), "-> 200" in lines[0])
+            """,
+            env,
+        )
+    assert out == ["False", "False", "1", "True", "True"]

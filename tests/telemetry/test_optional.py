@@ -1,7 +1,7 @@
 """OpenTelemetry is optional (API.md §9), checked in fresh interpreters: without
 `opentelemetry-api` nothing is imported and requests work; with `telemetry=False` it is not
 imported either; with it and no SDK configured (no-op tracer) requests work and send no trace
-context (there is none)."""
+context (there is none); until the application imports it, neither does the client."""
 
 from __future__ import annotations
 
@@ -62,8 +62,42 @@ def test_telemetry_false_imports_nothing() -> None:
 
 
 def test_with_the_api_and_no_sdk_requests_work() -> None:
-    loaded = run(WALK.format(settings=""))
+    source = "import opentelemetry.context\n" + WALK.format(settings="")
+    loaded = run(source)
     assert "'recurring_payments._telemetry'" in loaded and "'opentelemetry.trace'" in loaded
+
+
+def test_with_the_api_not_imported_by_the_application_nothing_is_imported() -> None:
+    # Until the application imports OpenTelemetry no SDK is set and no context holds a span:
+    # there is nothing to record or propagate, and a short script does not pay the import.
+    assert run(WALK.format(settings="")) == "[]"
+
+
+def test_opentelemetry_imported_after_the_client_records_from_then_on() -> None:
+    source = """
+    import sys
+    from recurring_payments.testing import FakeServer
+    incoming = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01"
+    with FakeServer() as server, server.client() as client:
+        client.root()
+        assert not [m for m in sys.modules if m.startswith("opentelemetry")]
+        from opentelemetry import context, propagate, trace
+        from opentelemetry.sdk.trace import TracerProvider
+        from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+        from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        trace.set_tracer_provider(provider)
+        server.clear_requests()
+        token = context.attach(propagate.extract({"traceparent": incoming}))
+        client.root(refresh=True)
+        context.detach(token)
+        sent = [r.headers.get("traceparent", "")[:36] for r in server.requests]
+        assert sent == [incoming[:36]], sent
+        print([span.name for span in exporter.get_finished_spans()])
+    """
+    assert run(source) == "['GET']"
 
 
 def test_importing_the_package_imports_no_opentelemetry() -> None:

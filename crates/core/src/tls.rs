@@ -4,7 +4,7 @@
 //! PEM parsing). The same choices as reqwest's own: TLS 1.2 and 1.3, ALPN h2 and http/1.1.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use tokio_rustls::rustls;
 
@@ -59,14 +59,11 @@ fn build(verify: &Verify) -> Result<ClientConfig> {
                 .with_root_certificates(bundle(&path)?)
                 .with_no_client_auth(),
             // The platform's verifier, as reqwest uses (on Linux it reads SSL_CERT_FILE and
-            // SSL_CERT_DIR itself).
-            None => {
-                let verifier = rustls_platform_verifier::Verifier::new(provider).map_err(setup)?;
-                builder
-                    .dangerous()
-                    .with_custom_certificate_verifier(Arc::new(verifier))
-                    .with_no_client_auth()
-            }
+            // SSL_CERT_DIR itself), made at the first certificate to check.
+            None => builder
+                .dangerous()
+                .with_custom_certificate_verifier(Arc::new(SystemRoots::new(provider)))
+                .with_no_client_auth(),
         },
         Verify::Off => builder
             .dangerous()
@@ -110,6 +107,80 @@ fn ssl_cert_file() -> Option<std::ffi::OsString> {
 #[cfg(not(any(target_vendor = "apple", windows)))]
 fn ssl_cert_file() -> Option<std::ffi::OsString> {
     None
+}
+
+/// `verify=True`: the platform's verifier, made when the first certificate is checked. On
+/// Linux making it reads and parses every system root (~3.5 ms, the most of a client's
+/// construction): a client of plain `http://` (a test, the sandbox) never pays it, and an
+/// HTTPS one pays it once per process, at its first handshake. A system without roots fails
+/// that handshake (`TransportError`), as it would fail to verify anything.
+#[derive(Debug)]
+struct SystemRoots {
+    provider: Arc<CryptoProvider>,
+    verifier: OnceLock<std::result::Result<rustls_platform_verifier::Verifier, rustls::Error>>,
+}
+
+impl SystemRoots {
+    fn new(provider: Arc<CryptoProvider>) -> SystemRoots {
+        SystemRoots {
+            provider,
+            verifier: OnceLock::new(),
+        }
+    }
+
+    fn verifier(&self) -> std::result::Result<&rustls_platform_verifier::Verifier, rustls::Error> {
+        let made = self.verifier.get_or_init(|| {
+            rustls_platform_verifier::Verifier::new(self.provider.clone()).map_err(|e| {
+                rustls::Error::General(format!("cannot load the system's CA certificates: {e}"))
+            })
+        });
+        made.as_ref().map_err(Clone::clone)
+    }
+}
+
+impl ServerCertVerifier for SystemRoots {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        intermediates: &[CertificateDer<'_>],
+        server_name: &ServerName<'_>,
+        ocsp_response: &[u8],
+        now: UnixTime,
+    ) -> std::result::Result<ServerCertVerified, rustls::Error> {
+        self.verifier()?.verify_server_cert(
+            end_entity,
+            intermediates,
+            server_name,
+            ocsp_response,
+            now,
+        )
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        self.verifier()?.verify_tls12_signature(message, cert, dss)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> std::result::Result<HandshakeSignatureValid, rustls::Error> {
+        self.verifier()?.verify_tls13_signature(message, cert, dss)
+    }
+
+    /// Asked for the ClientHello, before any certificate: the provider's schemes, which are
+    /// what the platform's verifier (WebPKI) answers.
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.provider
+            .signature_verification_algorithms
+            .supported_schemes()
+    }
 }
 
 /// `verify=False`: any certificate and any handshake signature are accepted, as reqwest's

@@ -2,6 +2,7 @@
 //! `Client` (python/recurring_payments/_client.py) wraps it and builds resources.
 
 use crate::errors::{to_py, Outcome};
+use std::cell::Cell;
 use std::future::Future;
 use std::sync::{Arc, RwLock};
 use std::time::Duration;
@@ -272,8 +273,8 @@ impl NativeClient {
 }
 
 /// Run a core future to completion without the GIL, on this thread's own runtime
-/// (`Driver::ThisThread`). Every 100 ms it looks for signals, so Ctrl-C interrupts a slow
-/// request (the future is dropped, which cancels the request).
+/// (`Driver::ThisThread`). On Python's main thread it looks for signals every 100 ms, so Ctrl-C
+/// interrupts a slow request (the future is dropped, which cancels the request).
 ///
 /// The request and its connection are driven here, by the caller, as a blocking client on a
 /// current-thread runtime does: no hand-off to a worker thread and back at every step.
@@ -284,6 +285,11 @@ where
 {
     // Boxed once here: the request's future (several KB) is then moved as a pointer.
     let future = Box::pin(future);
+    if !runs_signal_handlers(py) {
+        // Python runs signal handlers on its main thread only: on any other there is nothing
+        // to look for, so no timer per call and no GIL taken every 100 ms.
+        return py.detach(|| block_on_here(future)).map_err(to_py);
+    }
     py.detach(|| {
         block_on_here(async {
             tokio::pin!(future);
@@ -299,4 +305,29 @@ where
         })
         .map_err(to_py)?
     })
+}
+
+/// Whether this thread is Python's main thread, the one that runs signal handlers: asked
+/// once per thread and process (after a fork, the forking thread is the child's main thread).
+/// When Python cannot say, it is taken as the main thread (signals are looked for, as ever).
+fn runs_signal_handlers(py: Python<'_>) -> bool {
+    thread_local! {
+        /// (pid, answer) of the last ask on this thread; pid 0: never asked.
+        static MAIN: Cell<(u32, bool)> = const { Cell::new((0, true)) };
+    }
+    let pid = rp_core::runtime::pid();
+    match MAIN.try_with(Cell::get) {
+        Ok((asked, main)) if asked == pid => main,
+        _ => {
+            let main = is_main_thread(py).unwrap_or(true);
+            let _ = MAIN.try_with(|cell| cell.set((pid, main)));
+            main
+        }
+    }
+}
+
+fn is_main_thread(py: Python<'_>) -> PyResult<bool> {
+    let threading = py.import(pyo3::intern!(py, "threading"))?;
+    let main = threading.call_method0("main_thread")?.getattr("ident")?;
+    main.eq(threading.call_method0("get_ident")?)
 }

@@ -2,7 +2,7 @@
 //! parse the JSON, read `status` and the `creditor` href) over a blocking `std::net::TcpStream`:
 //! HTTP/1.1 keep-alive, the head parsed by httparse, `Content-Length` bodies only, plain HTTP.
 //! A reference, not a target: what the same follow costs without an async runtime and
-//! reqwest's layers (BENCHMARKS.md, "What the floor's target asks"). No TLS, proxy, gzip,
+//! reqwest's layers (BENCHMARKS.md, "Instructions per follow"). No TLS, proxy, gzip,
 //! timeout or retry: it shows where the floor's time goes, not a client one could ship.
 
 use std::io::{Read, Write};
