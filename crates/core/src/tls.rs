@@ -1,7 +1,7 @@
 //! The rustls configuration of our HTTP clients, built once per process and `Verify` setting
-//! and cloned into every pool: a sync client has a pool per thread (`wire::Driver`), and
-//! letting reqwest build each one loaded the system trust store again (~2 ms per new thread,
-//! PEM parsing). The same choices as reqwest's own: TLS 1.2 and 1.3, ALPN h2 and http/1.1.
+//! and cloned into every pool: a sync client has a pool per thread (`wire::Driver`), and a
+//! configuration built per pool would load the system trust store again (~2 ms per new thread,
+//! PEM parsing). TLS 1.2 and 1.3, ALPN h2 and http/1.1.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -58,8 +58,8 @@ fn build(verify: &Verify) -> Result<ClientConfig> {
             Some(path) => builder
                 .with_root_certificates(bundle(&path)?)
                 .with_no_client_auth(),
-            // The platform's verifier, as reqwest uses (on Linux it reads SSL_CERT_FILE and
-            // SSL_CERT_DIR itself), made at the first certificate to check.
+            // The platform's verifier (on Linux it reads SSL_CERT_FILE and SSL_CERT_DIR
+            // itself), made at the first certificate to check.
             None => builder
                 .dangerous()
                 .with_custom_certificate_verifier(Arc::new(SystemRoots::new(provider)))
@@ -183,8 +183,8 @@ impl ServerCertVerifier for SystemRoots {
     }
 }
 
-/// `verify=False`: any certificate and any handshake signature are accepted, as reqwest's
-/// `danger_accept_invalid_certs` does; only the signature schemes offered come from the provider.
+/// `verify=False`: any certificate and any handshake signature are accepted (as curl's `-k`);
+/// only the signature schemes offered come from the provider.
 #[derive(Debug)]
 struct NoVerifier(Arc<CryptoProvider>);
 
