@@ -216,17 +216,22 @@ fn too_large(method: &str, url: &str, limit: usize) -> Error {
     }
 }
 
+/// `error` and its causes, outermost first.
+fn chain<'a>(
+    error: &'a (dyn std::error::Error + 'static),
+) -> impl Iterator<Item = &'a (dyn std::error::Error + 'static)> {
+    std::iter::successors(Some(error), |e| e.source())
+}
+
 /// An error with its causes, without repeating a cause its text already holds.
 fn describe(error: &(dyn std::error::Error + 'static)) -> String {
     let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
+    for cause in chain(error).skip(1) {
         let cause_text = cause.to_string();
         if !text.contains(&cause_text) {
             text.push_str(": ");
             text.push_str(&cause_text);
         }
-        source = cause.source();
     }
     text
 }
@@ -234,22 +239,14 @@ fn describe(error: &(dyn std::error::Error + 'static)) -> String {
 /// Whether the attempt ran out of time somewhere in `error`'s causes (a connect cut by
 /// connect_deadline.rs is an I/O error of kind `TimedOut`).
 fn timed_out(error: &(dyn std::error::Error + 'static)) -> bool {
-    let mut source = Some(error);
-    while let Some(cause) = source {
-        if let Some(io) = cause.downcast_ref::<std::io::Error>() {
-            if io.kind() == std::io::ErrorKind::TimedOut {
-                return true;
-            }
-        }
-        if cause
-            .downcast_ref::<hyper::Error>()
-            .is_some_and(hyper::Error::is_timeout)
-        {
-            return true;
-        }
-        source = cause.source();
-    }
-    false
+    chain(error).any(|cause| {
+        cause
+            .downcast_ref::<std::io::Error>()
+            .is_some_and(|io| io.kind() == std::io::ErrorKind::TimedOut)
+            || cause
+                .downcast_ref::<hyper::Error>()
+                .is_some_and(hyper::Error::is_timeout)
+    })
 }
 
 /// The phase of a failure before the head came, read from its kind and its causes, never from
@@ -297,12 +294,7 @@ fn body_failure(error: &hyper::Error) -> WireFailure {
 fn cause<'a, E: std::error::Error + 'static>(
     error: &'a (dyn std::error::Error + 'static),
 ) -> Option<&'a E> {
-    let mut source = error.source();
-    while let Some(cause) = source {
-        if let Some(found) = cause.downcast_ref::<E>() {
-            return Some(found);
-        }
-        source = cause.source();
-    }
-    None
+    chain(error)
+        .skip(1)
+        .find_map(|cause| cause.downcast_ref::<E>())
 }
