@@ -258,15 +258,16 @@ def process_figures() -> dict[str, int]:
         found = re.search(rf"^{name}:\s+(\d+)", text, re.MULTILINE)
         return int(found.group(1)) if found else -1
 
+    fds = os.listdir("/proc/self/fd")
     sockets = 0
-    for fd in os.listdir("/proc/self/fd"):
+    for fd in fds:
         try:
             sockets += os.readlink(f"/proc/self/fd/{fd}").startswith("socket:")
         except OSError:  # closed meanwhile
             pass
     return {
         "threads": kib("Threads"),
-        "fds": len(os.listdir("/proc/self/fd")),
+        "fds": len(fds),
         "sockets": sockets,
         "rss_kib": kib("VmRSS"),
     }
