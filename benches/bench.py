@@ -467,7 +467,11 @@ def paired(ours: list[float], theirs: list[float], lower_is_better: bool) -> flo
     pairs = [(o, t) for o, t in zip(ours, theirs, strict=False) if o == o and t == t]  # not NaN
     if not pairs:
         return float("nan")
-    return median([(t / o) if lower_is_better else (o / t) for o, t in pairs])
+    return median([_ratio(t, o) if lower_is_better else _ratio(o, t) for o, t in pairs])
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b else float("inf")
 
 
 def rotated(names: list[str], r: int) -> list[str]:
@@ -858,12 +862,16 @@ async def _drive(follow: AsyncFollow, concurrency: int, seconds: float) -> float
     deadline = time.perf_counter() + seconds
 
     async def worker(w: int) -> None:
+        # At least one follow each: on a loaded host a worker may first run after the deadline,
+        # and a round with no follow at all has no rate.
         nonlocal done
         i = w
-        while time.perf_counter() < deadline:
+        while True:
             await follow(i)
             i += 1
             done += 1
+            if time.perf_counter() >= deadline:
+                break
 
     start = time.perf_counter()
     await asyncio.gather(*(worker(w) for w in range(concurrency)))
