@@ -1140,11 +1140,32 @@ def environment() -> dict[str, str]:
         "pyreqwest",
     ]
     return {
+        "commit": _commit(),
         "machine": f"{os.cpu_count()} x {cpu}, {platform.platform()}",
         "python": sys.version.split()[0],
         "packages": ", ".join(f"{name} {version(name)}" for name in peers),
         "load average": " ".join(f"{x:.2f}" for x in os.getloadavg()),
     }
+
+
+def _commit() -> str:
+    """The commit measured, "+ changes" when the code differs from it ("?" outside git)."""
+    git = ["git", "-C", os.path.dirname(HERE)]
+    code = ["crates", "python", "benches", "Cargo.toml", "Cargo.lock", "pyproject.toml"]
+    try:
+        head = subprocess.run(
+            [*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        )
+        changed = subprocess.run(
+            [*git, "status", "--porcelain", "--untracked-files=no", "--", *code],
+            capture_output=True,
+            text=True,
+        )
+    except OSError:
+        return "?"
+    if head.returncode != 0:
+        return "?"
+    return head.stdout.strip() + (" + changes" if changed.stdout.strip() else "")
 
 
 # -- the table: every target, and what telemetry costs ---------------------------------------------
