@@ -1144,8 +1144,17 @@ def environment() -> dict[str, str]:
         "machine": f"{os.cpu_count()} x {cpu}, {platform.platform()}",
         "python": sys.version.split()[0],
         "packages": ", ".join(f"{name} {version(name)}" for name in peers),
+        "nginx": _nginx_version(),
         "load average": " ".join(f"{x:.2f}" for x in os.getloadavg()),
     }
+
+
+def _nginx_version() -> str:
+    try:  # `nginx -v` writes "nginx version: nginx/1.22.1" to stderr
+        done = subprocess.run(["nginx", "-v"], capture_output=True, text=True)
+    except OSError:
+        return "missing"
+    return done.stderr.strip().rpartition("/")[2] or "?"
 
 
 def _commit() -> str:

@@ -295,17 +295,15 @@ def targets(runs: dict[str, Results]) -> str:
 
 
 def environment(runs: dict[str, Results]) -> str:
-    lines = []
-    for placement, run in runs.items():
-        env = run.get("environment", {})
-        lines.append(
-            f"- {placement}: commit {env.get('commit', '?')}, load average at its start "
-            f"{env.get('load average', '?')}"
-        )
-    env = runs["as placed"].get("environment", {})
-    lines += [f"- machine: {env.get('machine', '?')}", f"- python {env.get('python', '?')}"]
-    lines.append(f"- {env.get('packages', '?')}")
-    return "\n".join(lines)
+    placed, one = (runs[p].get("environment", {}) for p in ("as placed", "one vCPU"))
+    commits = {placed.get("commit", "?"), one.get("commit", "?")}
+    return (
+        f"Measured by `make bench` on commit {' and '.join(sorted(commits))}, release build, "
+        f"on {placed.get('machine', '?')}, Python {placed.get('python', '?')}, "
+        f"nginx {placed.get('nginx', '?')}. Load average (1, 5, 15 min) at the start of the run "
+        f"as placed: {placed.get('load average', '?')}; of the run on one vCPU: "
+        f"{one.get('load average', '?')}.\n\nVersions: {placed.get('packages', '?')}."
+    )
 
 
 SECTIONS: list[tuple[str, Callable[[dict[str, Results]], str]]] = [
