@@ -115,55 +115,59 @@ programs=("${floors[@]}")
 [ -n "$python" ] && programs+=(ours)
 label() { echo "${1%%:*}"; }
 
-if [ "${FLOOR_ONLY:-instructions}" = instructions ]; then
-    echo "== instructions per follow (callgrind, $cg_follows follows minus none)"
+# One table of a count per follow: for each program and scheme, `run_under TOOL_OUT CMD...` runs
+# the program for 0 and for N follows (TOOL_OUT: the tool's output file) and `count_of FILE`
+# reads the total; the difference over N cancels start-up, the entry point and the warm-up.
+per_follow_table() {
+    local run_under=$1 count_of=$2 ext=$3
     printf '%-18s %12s %12s\n' program http https
     for name in "${programs[@]}"; do
+        local row prefix
         row=$(printf '%-18s' "$(label "$name")")
         for scheme in http https; do
-            cmd0=$(command_of "$name" "$scheme" 0)
-            if [ -z "$cmd0" ]; then row+=$(printf ' %12s' -); continue; fi
-            cmdn=$(command_of "$name" "$scheme" "$cg_follows")
+            if [ -z "$(command_of "$name" "$scheme" 0)" ]; then
+                row+=$(printf ' %12s' -)
+                continue
+            fi
             prefix="$out/$(label "$name")-$scheme"
             for run in 0 n; do
-                cmd=$cmd0
-                [ $run = n ] && cmd=$cmdn
-                # shellcheck disable=SC2086,SC2046  # the command is words by design
-                env $(env_of "$name" "$scheme") valgrind --tool=callgrind \
-                    --callgrind-out-file="$prefix-$run.cg" $cmd >"$prefix-$run.log" 2>&1
+                local n=0
+                [ $run = n ] && n=$cg_follows
+                # shellcheck disable=SC2046  # the environment and command are words by design
+                (
+                    [ -n "$(env_of "$name" "$scheme")" ] && export $(env_of "$name" "$scheme")
+                    "$run_under" "$prefix-$run.$ext" $(command_of "$name" "$scheme" "$n")
+                )
             done
-            total() { awk '/^(summary|totals):/ { print $2; exit }' "$1"; }
-            per=$(( ($(total "$prefix-n.cg") - $(total "$prefix-0.cg")) / cg_follows ))
-            row+=$(printf ' %12s' "$per")
+            row+=$(printf ' %12s' "$(python3 -c "print(f'{($($count_of "$prefix-n.$ext") - \
+                $($count_of "$prefix-0.$ext")) / $cg_follows:.${4:-0}f}')")")
         done
         echo "$row"
-    done | tee "$out/instructions.txt"
+    done
+}
+
+under_callgrind() {
+    local file=$1
+    shift
+    valgrind --tool=callgrind --callgrind-out-file="$file" "$@" >"${file%.cg}.log" 2>&1
+}
+instructions_in() { awk '/^(summary|totals):/ { print $2; exit }' "$1"; }
+under_strace() {
+    local file=$1
+    shift
+    strace -f -c -o "$file" "$@" >/dev/null 2>&1
+}
+calls_in() { awk '$NF == "total" { print $4; exit }' "$1"; }
+
+if [ "${FLOOR_ONLY:-instructions}" = instructions ]; then
+    echo "== instructions per follow (callgrind, $cg_follows follows minus none)"
+    per_follow_table under_callgrind instructions_in cg | tee "$out/instructions.txt"
 fi
 
 # The kernel's share that callgrind does not see, as a count that load does not move either.
 if [ "${FLOOR_ONLY:-syscalls}" = syscalls ] && command -v strace >/dev/null; then
     echo "== system calls per follow (strace -f -c, $cg_follows follows minus none)"
-    printf '%-18s %12s %12s\n' program http https
-    for name in "${programs[@]}"; do
-        row=$(printf '%-18s' "$(label "$name")")
-        for scheme in http https; do
-            cmd0=$(command_of "$name" "$scheme" 0)
-            if [ -z "$cmd0" ]; then row+=$(printf ' %12s' -); continue; fi
-            cmdn=$(command_of "$name" "$scheme" "$cg_follows")
-            prefix="$out/$(label "$name")-$scheme"
-            for run in 0 n; do
-                cmd=$cmd0
-                [ $run = n ] && cmd=$cmdn
-                # shellcheck disable=SC2086,SC2046
-                env $(env_of "$name" "$scheme") strace -f -c -o "$prefix-$run.strace" $cmd \
-                    >/dev/null 2>&1
-            done
-            calls() { awk '$NF == "total" { print $4; exit }' "$1"; }
-            per=$(python3 -c "print(f'{($(calls "$prefix-n.strace") - $(calls "$prefix-0.strace")) / $cg_follows:.1f}')")
-            row+=$(printf ' %12s' "$per")
-        done
-        echo "$row"
-    done | tee "$out/syscalls.txt"
+    per_follow_table under_strace calls_in strace 1 | tee "$out/syscalls.txt"
 fi
 [ "${FLOOR_ONLY:-times}" = times ] || exit 0
 

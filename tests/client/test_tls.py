@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import os
-import shlex
 import subprocess
 import sys
 import textwrap
@@ -12,6 +11,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import serve_process
 from conftest import api_requests, header
 
 import recurring_payments as rp
@@ -181,25 +181,11 @@ async def test_async_client_checks_certificates_too(tls_server: FakeServer) -> N
 
 
 def test_serve_tls_prints_the_ca_for_ssl_cert_file() -> None:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "recurring_payments", "serve", "--tls"],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-    )
+    process, settings = serve_process.start("--tls")
     try:
-        assert process.stdout is not None
-        settings: dict[str, str] = {}
-        for line in process.stdout:
-            if line.startswith("export "):
-                name, _, value = line.removeprefix("export ").strip().partition("=")
-                settings[name] = shlex.split(value)[0]
-            if "SSL_CERT_FILE" in settings:
-                break
         assert settings["RECURRING_PAYMENTS_BASE_URL"].startswith("https://127.0.0.1:")
         assert Path(settings["SSL_CERT_FILE"]).read_text().startswith("-----BEGIN CERTIFICATE")
     finally:
-        process.terminate()
-        process.communicate(timeout=20)
+        serve_process.stop(process)
     assert process.returncode == 0
     assert not Path(settings["SSL_CERT_FILE"]).exists()

@@ -147,6 +147,28 @@ def test_no_proxy_star_bypasses_environment_proxies_for_ip_literals(
     assert proxy.seen == []
 
 
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize(
+    "value",
+    [f"socks5://{USER}:{PASSWORD}@127.0.0.1:1", "socks5h://127.0.0.1:1", "not a url"],
+    ids=["socks5-with-password", "socks5h", "not-a-url"],
+)
+def test_an_environment_proxy_that_is_not_http_is_skipped(
+    server: FakeServer, kind: str, value: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Skipped as if unset (docs/guides/tls-and-proxies.md): the requests go directly, and the
+    # variable's password appears nowhere.
+    for name in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY"):
+        monkeypatch.setenv(name, value)
+    api = Api(server, kind)
+    try:
+        assert api.get("/thing")["ok"] is True
+        assert_not_shown(repr(api.client))
+    finally:
+        api.close()
+    assert [entry.method for entry in server.requests] == ["POST", "GET"]
+
+
 def test_clients_with_other_proxies_do_not_share_connections(server: FakeServer) -> None:
     with ForwardingProxy() as first, ForwardingProxy() as second:
         with server.client(proxy=first.url) as a, server.client(proxy=second.url) as b:

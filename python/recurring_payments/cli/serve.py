@@ -7,7 +7,7 @@ import json
 import shlex
 import signal
 import sys
-import threading
+import time
 from typing import TYPE_CHECKING, Any, TextIO
 
 if TYPE_CHECKING:
@@ -63,10 +63,12 @@ def add_parser(commands: Any) -> None:
 def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     from ..testing import FakeServer
 
-    stop = threading.Event()
+    # A plain flag, not a threading.Event: the handler runs between two bytecodes of the main
+    # thread, which may be holding the Event's lock inside wait(); set() would then deadlock.
+    stopping: list[int] = []
 
     def on_signal(signum: int, frame: object) -> None:
-        stop.set()
+        stopping.append(signum)
 
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
@@ -106,9 +108,10 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
             print(f"export SSL_CERT_FILE={shlex.quote(server.ca_path)}", file=out)
         out.flush()
         try:
-            # In slices: on Windows an endless wait is not interrupted by Ctrl-C.
-            while not stop.wait(0.5):
-                pass
+            # Short slices: a sleep goes on for what is left of it after the handler has run,
+            # and on Windows an endless wait is not interrupted by Ctrl-C.
+            while not stopping:
+                time.sleep(0.1)
         finally:
             server.stop()
         print("# stopped", file=out)
