@@ -35,11 +35,17 @@ impl Document {
         let Some(at) = self.links_field() else {
             return Vec::new();
         };
+        let mut entries = Entries::default();
+        if let Some(rels) = self.recorded_link_rels() {
+            for (rel, value) in rels {
+                entries.add(rel.text(self.body()).to_owned(), value.clone());
+            }
+            return entries.out;
+        }
         let range = self.value_range(at);
-        let mut entries: Vec<LinkEntry> = Vec::new();
         // The pass validated this text: an error cannot happen, and would only cut the list.
         let _ = scan(&self.body()[range.clone()], range.start, &mut entries);
-        entries
+        entries.out
     }
 
     /// The JSON text of `_links[rel]` (`rel` exactly as in the document).
@@ -94,34 +100,46 @@ impl Document {
     }
 }
 
-/// Read `_links`' relations into `out`. A hostile body can send a million of them: past
-/// `SCANNED`, repeated relations are found by hash, not by scanning those already read.
-fn scan(text: &[u8], offset: usize, out: &mut Vec<LinkEntry>) -> jiter::JiterResult<()> {
-    let mut by_rel: Option<HashMap<String, usize>> = None;
+/// The relations of `_links` each once, in first-seen order with its last value. A hostile body
+/// can send a million of them: past `SCANNED`, repeated relations are found by hash, not by
+/// scanning those already read.
+#[derive(Default)]
+struct Entries {
+    out: Vec<LinkEntry>,
+    by_rel: Option<HashMap<String, usize>>,
+}
+
+impl Entries {
+    fn add(&mut self, name: String, value: Range<usize>) {
+        let out = &mut self.out;
+        let seen = match &self.by_rel {
+            Some(map) => map.get(&name).copied(),
+            None => out.iter().position(|e| e.rel == name),
+        };
+        if let Some(kept) = seen.and_then(|at| out.get_mut(at)) {
+            kept.value = value;
+            return;
+        }
+        if let Some(map) = &mut self.by_rel {
+            map.insert(name.clone(), out.len());
+        }
+        out.push(LinkEntry { rel: name, value });
+        if self.by_rel.is_none() && out.len() > SCANNED {
+            let named = out.iter().enumerate();
+            self.by_rel = Some(named.map(|(at, e)| (e.rel.clone(), at)).collect());
+        }
+    }
+}
+
+/// Read `_links`' relations into `out` (an embedded resource's: the pass did not record them).
+fn scan(text: &[u8], offset: usize, out: &mut Entries) -> jiter::JiterResult<()> {
     let mut jiter = Jiter::new(text);
     let mut rel = jiter.next_object()?.map(str::to_owned);
     while let Some(name) = rel {
         let peek = jiter.peek()?;
         let start = jiter.current_index();
         jiter.known_skip(peek)?;
-        let value = offset + start..offset + jiter.current_index();
-        let seen = match &by_rel {
-            Some(map) => map.get(&name).copied(),
-            None => out.iter().position(|e| e.rel == name),
-        };
-        match seen.and_then(|at| out.get_mut(at)) {
-            Some(kept) => kept.value = value,
-            None => {
-                if let Some(map) = &mut by_rel {
-                    map.insert(name.clone(), out.len());
-                }
-                out.push(LinkEntry { rel: name, value });
-                if by_rel.is_none() && out.len() > SCANNED {
-                    let named = out.iter().enumerate();
-                    by_rel = Some(named.map(|(at, e)| (e.rel.clone(), at)).collect());
-                }
-            }
-        }
+        out.add(name, offset + start..offset + jiter.current_index());
         rel = jiter.next_key()?.map(str::to_owned);
     }
     Ok(())
@@ -148,6 +166,27 @@ mod tests {
         assert_eq!(doc.link_text("xy").unwrap(), br#"[{"href": "/1"}]"#);
         assert_eq!(doc.link_text("x\\u0079"), None);
         assert_eq!(doc.link_text("n"), None);
+    }
+
+    /// The pass records a response's own relations; an embedded resource's are scanned when
+    /// read: both give the same entries.
+    #[test]
+    fn recorded_and_scanned_link_entries_agree() {
+        let links = r#"{"self": {"href": "/a"}, "x\u0079": [{"href": "/1"}],
+            "self": {"href": "/b"}, "t": {"href": "/t{?q}", "templated": true}}"#;
+        let top = parse(format!(r#"{{"_links": {links}}}"#).into_bytes()).unwrap();
+        let body = format!(r#"{{"_embedded": {{"e": {{"_links": {links}}}}}}}"#);
+        let outer = parse(body.into_bytes()).unwrap();
+        let embedded = outer.embedded_by_rel("e").unwrap();
+        let inner = embedded.first().unwrap();
+        let texts = |d: &Document| -> Vec<(String, Vec<u8>)> {
+            let entries = d.link_entries();
+            let text = |e: &LinkEntry| d.link_text_at(e).to_vec();
+            entries.iter().map(|e| (e.rel.clone(), text(e))).collect()
+        };
+        assert_eq!(texts(&top), texts(inner));
+        assert_eq!(texts(&top).len(), 3);
+        assert_eq!(top.link_text("self").unwrap(), br#"{"href": "/b"}"#);
     }
 
     #[test]
