@@ -86,7 +86,9 @@ impl<'t> Parsed<'t> {
                 }
             }
         };
-        if path_of(&out).split('/').any(is_dot_segment) {
+        // By bytes: a `char` pattern's searcher cost ~1,000 instructions a request here.
+        let mut segments = path_of(&out).as_bytes().split(|&b| b == b'/');
+        if segments.any(is_dot_segment) {
             // Rare: find which expression made it (a template may hold dot segments of its own).
             let pieces = pieces(template, expressions, variables)?;
             refuse_dot_segments(template, &pieces, expressions, variables)?;
@@ -221,7 +223,10 @@ fn parse(template: &str) -> Result<Vec<Expression<'_>>> {
     let mut expressions = Vec::new();
     let mut in_path = true;
     let mut at = 0;
-    while let Some(found) = template[at..].find(['{', '}']) {
+    while let Some(found) = template.as_bytes()[at..]
+        .iter()
+        .position(|&b| b == b'{' || b == b'}')
+    {
         let open = at + found;
         if template.as_bytes()[open] == b'}' {
             return Err(malformed("'}' without '{'"));
@@ -269,7 +274,7 @@ fn refuse_dot_values(
                     None => text,
                 };
                 let dots = if expression.operator == Some(b'+') {
-                    is_dot_segment(text)
+                    is_dot_segment(text.as_bytes())
                 } else {
                     text == "." || text == ".."
                 };
@@ -396,7 +401,7 @@ fn refuse_dot_segments(
     for segment in path_of(&text).split('/') {
         let range = start..start + segment.len();
         start = range.end + 1;
-        if !is_dot_segment(segment) {
+        if !is_dot_segment(segment.as_bytes()) {
             continue;
         }
         let mut names: Vec<String> = Vec::new();
@@ -425,13 +430,14 @@ fn refuse_dot_segments(
 
 /// What comes before the query or the fragment.
 fn path_of(url: &str) -> &str {
-    &url[..url.find(['?', '#']).unwrap_or(url.len())]
+    let end = url.bytes().position(|b| b == b'?' || b == b'#');
+    &url[..end.unwrap_or(url.len())]
 }
 
 /// `.` or `..`, also pct-encoded: URL parsers (WHATWG, the `url` crate) read `%2e` as `.` there.
-fn is_dot_segment(segment: &str) -> bool {
+fn is_dot_segment(segment: &[u8]) -> bool {
     // Compared without a lowercase copy: every segment of every request's path comes here.
-    const DOTS: [&str; 6] = [".", "..", "%2e", ".%2e", "%2e.", "%2e%2e"];
+    const DOTS: [&[u8]; 6] = [b".", b"..", b"%2e", b".%2e", b"%2e.", b"%2e%2e"];
     segment.len() <= 6 && DOTS.iter().any(|dots| segment.eq_ignore_ascii_case(dots))
 }
 
