@@ -20,6 +20,30 @@ pub struct Shape {
     pub curies: Vec<Curie>,
 }
 
+/// A [`Shape`] whose relation names are borrowed from its document: what a cache hashes and
+/// compares, copying the names only to keep a new shape. Its `Hash` is the `Shape`'s of the
+/// same names (the same fields in the same order; a `&str` hashes as a `String`).
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct ShapeRef<'a> {
+    pub rels: Vec<&'a str>,
+    pub curies: Vec<Curie>,
+}
+
+impl ShapeRef<'_> {
+    /// The owned shape, to keep.
+    pub fn to_shape(&self) -> Shape {
+        Shape {
+            rels: self.rels.iter().map(|&rel| rel.to_owned()).collect(),
+            curies: self.curies.clone(),
+        }
+    }
+
+    /// Whether `shape` has these relations and CURIEs.
+    pub fn matches(&self, shape: &Shape) -> bool {
+        self.curies == shape.curies && self.rels.iter().eq(shape.rels.iter())
+    }
+}
+
 /// One relation of `_links`: its name and where the JSON text of its value (a link object or an
 /// array of them) is in the body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -73,12 +97,17 @@ impl Document {
 
     /// [`Document::shape`] from this document's [`Document::link_entries`], already read.
     pub fn shape_of(&self, entries: &[LinkEntry], inherited: &[Curie]) -> Shape {
+        self.shape_ref(entries, inherited).to_shape()
+    }
+
+    /// [`Document::shape_of`] with the relation names borrowed from `entries` and this document.
+    pub fn shape_ref<'a>(&'a self, entries: &'a [LinkEntry], inherited: &[Curie]) -> ShapeRef<'a> {
         let own = match entries.iter().find(|e| e.rel == CURIES) {
             // Rare: decode the links only when the document declares CURIEs.
             Some(_) => self.curies(),
             None => Vec::new(),
         };
-        let mut rels: Vec<String> = entries.iter().map(|e| e.rel.clone()).collect();
+        let mut rels: Vec<&str> = entries.iter().map(|e| e.rel.as_str()).collect();
         // By hash past a few links (a hostile body can send a million relations of each).
         let linked: HashSet<&str> = match entries.len() > SCANNED {
             true => entries.iter().map(|e| e.rel.as_str()).collect(),
@@ -90,10 +119,10 @@ impl Document {
                 false => linked.contains(rel),
             };
             if !known {
-                rels.push(rel.to_owned());
+                rels.push(rel);
             }
         }
-        Shape {
+        ShapeRef {
             rels,
             curies: curies::in_scope(own, inherited),
         }
@@ -187,6 +216,28 @@ mod tests {
         assert_eq!(texts(&top), texts(inner));
         assert_eq!(texts(&top).len(), 3);
         assert_eq!(top.link_text("self").unwrap(), br#"{"href": "/b"}"#);
+    }
+
+    /// A cache finds a kept `Shape` by the hash of a `ShapeRef`: the two hash alike.
+    #[test]
+    fn a_borrowed_shape_hashes_and_compares_as_its_owned_shape() {
+        use std::hash::BuildHasher;
+        let body = br#"{"_links": {"curies": [{"name": "ex", "href": "/x/{rel}",
+            "templated": true}], "self": {"href": "/"}, "ex:a": {"href": "/a"}},
+            "_embedded": {"ex:b": {}}}"#;
+        let doc = parse(body.to_vec()).unwrap();
+        let entries = doc.link_entries();
+        let inherited = [Curie {
+            name: "up".into(),
+            href: "/up/{rel}".into(),
+        }];
+        let borrowed = doc.shape_ref(&entries, &inherited);
+        let owned = borrowed.to_shape();
+        assert_eq!(rels(&owned), ["curies", "self", "ex:a", "ex:b"]);
+        assert!(borrowed.matches(&owned));
+        let state = std::hash::RandomState::new();
+        assert_eq!(state.hash_one(&borrowed), state.hash_one(&owned));
+        assert!(!doc.shape_ref(&entries, &[]).matches(&owned));
     }
 
     #[test]
