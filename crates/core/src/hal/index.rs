@@ -167,7 +167,8 @@ fn index_body(jiter: &mut Jiter<'_>, body: &[u8]) -> Walk<Index> {
         jiter.finish()?; // invalid JSON is reported as such before its type
         return Err(Refusal::Hal("response body is not a JSON object".into()));
     }
-    let index = object(jiter, body, 1, 0)?;
+    // Room for a usual resource's fields at once: growing from none took three allocations.
+    let index = object(jiter, body, 1, 8)?;
     jiter.finish()?;
     Ok(index)
 }
