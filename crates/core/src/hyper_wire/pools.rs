@@ -60,9 +60,14 @@ impl Pool {
 type Pools = HashMap<PoolKey, Pool>;
 static POOLS: PerProcess<Mutex<Pools>> = PerProcess::new();
 
+/// A thread's pools, found by their lease's address, not by hashing its key on every request:
+/// a few per thread, and no other lease can have a listed address while its pool's `Weak`
+/// keeps that allocation.
+type ThreadPools = Vec<Pool>;
+
 thread_local! {
     /// `Driver::ThisThread` pools; dropped with the thread (after a fork, leaked in the child).
-    static THREAD_POOLS: std::cell::RefCell<Option<ThreadOwned<Pools>>> =
+    static THREAD_POOLS: std::cell::RefCell<Option<ThreadOwned<ThreadPools>>> =
         const { std::cell::RefCell::new(None) };
 }
 
@@ -125,8 +130,8 @@ pub(super) fn pooled_client(lease: &Arc<PoolLease>, driver: Driver) -> Result<Ar
         return THREAD_POOLS
             .try_with(|cell| {
                 let mut slot = cell.try_borrow_mut().map_err(|_| gone())?;
-                let pools = ThreadOwned::get_or_build(&mut slot, || Ok(HashMap::new()))?;
-                client_in(pools, lease)
+                let pools = ThreadOwned::get_or_build(&mut slot, || Ok(Vec::new()))?;
+                thread_client_in(pools, lease)
             })
             .map_err(|_| gone())?;
     }
@@ -147,8 +152,7 @@ pub fn release_unused_here() {
             let Some(pools) = ThreadOwned::get_mut(&mut slot) else {
                 return Vec::new();
             };
-            let dead = pools.extract_if(|_, pool| !pool.alive());
-            dead.map(|(_, pool)| pool).collect()
+            pools.extract_if(.., |pool| !pool.alive()).collect()
         })
         .unwrap_or_default();
     if unused.is_empty() {
@@ -161,6 +165,22 @@ pub fn release_unused_here() {
         tokio::task::yield_now().await;
         tokio::task::yield_now().await;
     });
+}
+
+/// This thread's client for `lease`, built and added on first use (or after a fork). Adding
+/// one sweeps the pools nobody holds any more.
+fn thread_client_in(pools: &mut ThreadPools, lease: &Arc<PoolLease>) -> Result<Arc<HttpClient>> {
+    let of_lease = |pool: &&Pool| std::ptr::eq(pool.lease.as_ptr(), Arc::as_ptr(lease));
+    if let Some(pool) = pools.iter().find(of_lease) {
+        return Ok(pool.client.clone());
+    }
+    pools.retain(Pool::alive);
+    let client = build_client(&lease.key, lease.routes.clone())?;
+    pools.push(Pool {
+        lease: Arc::downgrade(lease),
+        client: client.clone(),
+    });
+    Ok(client)
 }
 
 /// The client of `pools` for `lease`, built and added on first use (or after a fork, or after
