@@ -256,7 +256,7 @@ def _check_user_agent(value: object) -> str | None:
     if not isinstance(value, str):
         raise ConfigurationError(f"user_agent must be a str or None, not {type(value).__name__}")
     if not all(" " <= ch <= "~" for ch in value):
-        # CR/LF would split the header; reqwest refuses them on every request otherwise.
+        # CR/LF would split the header; the wire would refuse them on every request otherwise.
         raise ConfigurationError("user_agent must be printable ASCII (no control characters)")
     return value
 

@@ -221,9 +221,9 @@ def api_whose_connects_hang(kind: str, **settings: Any) -> Iterator[Api]:
 def test_a_connect_cut_by_the_attempts_timeout_is_known_not_to_have_sent_and_is_retried(
     kind: str,
 ) -> None:
-    # `timeout` (0.5 s) shorter than `connect_timeout` (10 s): reqwest's timer for the whole
-    # request cut the connect, and read as a timeout after the request started (outcome
-    # unknown, never retried), though no connection ever existed.
+    # `timeout` (0.5 s) shorter than `connect_timeout` (10 s): the attempt's timer cuts the
+    # connect, which must read as a failure before anything was written (outcome known,
+    # retried), not as a timeout after the request started: no connection ever existed.
     with api_whose_connects_hang(kind, timeout=0.5, connect_timeout=10.0, retries=2) as api:
         for send in (lambda: api.post("/orders", unique_body()), lambda: api.get("/thing")):
             started = time.monotonic()

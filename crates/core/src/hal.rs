@@ -20,7 +20,7 @@ pub use document::{Document, Kind};
 pub use index::parse;
 pub use limits::MAX_NESTING;
 pub use links::{simple_link, Link, OneOrMany};
-pub use shape::{LinkEntry, Shape};
+pub use shape::{LinkEntry, Shape, ShapeRef};
 
 #[cfg(test)]
 mod tests;

@@ -8,7 +8,10 @@ mod body;
 mod connect;
 mod pools;
 
+use std::future::{poll_fn, Future};
+use std::pin::{pin, Pin};
 use std::sync::Arc;
+use std::task::Poll;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -19,6 +22,7 @@ use http::header::{
 use http::{Request, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Body;
+use tokio::time::Sleep;
 
 use crate::error::{Error, Result};
 use crate::proxy::ProxySetting;
@@ -127,12 +131,12 @@ impl Wire for HyperWire {
             timeout: false,
             detail,
         })?;
-        // One timer for the whole attempt: tokio's `timeout_at` polls the request before its
-        // timer, so a connect cut near the attempt's end (connect_deadline.rs: a connect error,
-        // nothing written) is seen as that even when the thread wakes after both timers are
-        // due; a late wake-up (a loaded machine, an emulated CPU) must not make a never-sent
-        // POST "unknown".
-        let ends = tokio::time::Instant::now() + limits.timeout;
+        // One timer for the whole attempt, head and body, registered once. The request is
+        // polled before the timer (`before`), so a connect cut near the attempt's end
+        // (connect_deadline.rs: a connect error, nothing written) is seen as that even when
+        // the thread wakes after both are due; a late wake-up (a loaded machine, an emulated
+        // CPU) must not make a never-sent POST "unknown".
+        let mut timer = pin!(tokio::time::sleep(limits.timeout));
         // Cut by that timer once the connection was up: the request may have been written.
         let cut = |phase| WireFailure {
             phase,
@@ -144,9 +148,9 @@ impl Wire for HyperWire {
             limits.connect_timeout,
             client.request(outgoing),
         );
-        let response = match tokio::time::timeout_at(ends, sending).await {
-            Ok(sent) => sent.map_err(|e| classify(&e))?,
-            Err(_) => return Err(cut(Phase::AwaitingHead).into()),
+        let response = match before(timer.as_mut(), sending).await {
+            Some(sent) => sent.map_err(|e| classify(&e))?,
+            None => return Err(cut(Phase::AwaitingHead).into()),
         };
         let limit = self.max_response_size;
         let (head, mut incoming) = response.into_parts();
@@ -167,10 +171,10 @@ impl Wire for HyperWire {
         }
         let mut body = Collected::Empty;
         loop {
-            let frame = match tokio::time::timeout_at(ends, incoming.frame()).await {
-                Ok(Some(read)) => read.map_err(|e| body_failure(&e))?,
-                Ok(None) => break,
-                Err(_) => return Err(cut(Phase::ReadingBody).into()),
+            let frame = match before(timer.as_mut(), incoming.frame()).await {
+                Some(Some(read)) => read.map_err(|e| body_failure(&e))?,
+                Some(None) => break,
+                None => return Err(cut(Phase::ReadingBody).into()),
             };
             let Ok(chunk) = frame.into_data() else {
                 continue; // trailers
@@ -205,6 +209,19 @@ impl Wire for HyperWire {
             after_processed_write: false,
         })
     }
+}
+
+/// `work`'s output, or `None` once `timer` has fired; `work` is polled first (as tokio's
+/// `timeout` does), so an outcome ready when both are is not lost to the timer.
+async fn before<F: Future>(mut timer: Pin<&mut Sleep>, work: F) -> Option<F::Output> {
+    let mut work = pin!(work);
+    poll_fn(|cx| {
+        if let Poll::Ready(output) = work.as_mut().poll(cx) {
+            return Poll::Ready(Some(output));
+        }
+        timer.as_mut().poll(cx).map(|()| None)
+    })
+    .await
 }
 
 fn too_large(method: &str, url: &str, limit: usize) -> Error {

@@ -114,6 +114,14 @@ impl Target {
         template::resolve_href(base, &href, self.from_document)
     }
 
+    /// The template, moved out (a prepared request keeps it for telemetry's `url.template`).
+    pub fn into_template(self) -> Option<String> {
+        match self.href {
+            Href::Url(_) => None,
+            Href::Template { template, .. } => Some(template),
+        }
+    }
+
     /// The template as the document holds it (telemetry's `url.template`), if any.
     pub fn template(&self) -> Option<&str> {
         match &self.href {
@@ -349,7 +357,7 @@ impl Request {
             let value = HeaderValue::from_str(value).map_err(|_| bad())?;
             api_headers.append(name, value);
         }
-        let template = self.target.template().map(str::to_owned);
+        let template = self.target.into_template(); // moved: a copy per call cost an allocation
         Ok(Prepared {
             method: self.method,
             url,

@@ -4,12 +4,13 @@
 use crate::document::{Document, Links};
 use crate::errors::Outcome;
 use std::collections::HashMap;
+use std::hash::BuildHasher;
 use std::sync::{Mutex, MutexGuard};
 
 use pyo3::prelude::*;
 
 use rp_core::error::Error;
-use rp_core::hal::{self, Curie, Shape};
+use rp_core::hal::{self, Curie, Shape, ShapeRef};
 use rp_core::rels;
 
 /// Shapes kept per cache; past this many (a hostile or very varied API), it starts afresh.
@@ -82,9 +83,42 @@ impl RelIndex {
     }
 }
 
-/// Keyed by foldhash, not SipHash: hashing a response's shape (its 10-20 names) with SipHash
-/// cost ~400 instructions a follow more.
-type ShapeMap = HashMap<Shape, Py<RelIndex>, foldhash::fast::RandomState>;
+/// Kept shapes by their hash, so that a response's shape is looked up borrowed from its
+/// document ([`ShapeRef`]), its relation names copied only to keep a new one. foldhash with a
+/// random seed per cache: hashing a response's 10-20 names with SipHash cost ~400 instructions a
+/// follow more, and a server cannot aim at the seed (a bucket holds at most `CACHED_SHAPES`).
+#[derive(Default)]
+struct ShapeMap {
+    hasher: foldhash::fast::RandomState,
+    by_hash: HashMap<u64, Vec<(Shape, Py<RelIndex>)>, foldhash::fast::RandomState>,
+    len: usize,
+}
+
+impl ShapeMap {
+    fn get(&self, shape: &ShapeRef<'_>) -> Option<&Py<RelIndex>> {
+        let bucket = self.by_hash.get(&self.hasher.hash_one(shape))?;
+        bucket
+            .iter()
+            .find(|(kept, _)| shape.matches(kept))
+            .map(|(_, index)| index)
+    }
+
+    fn insert(&mut self, shape: Shape, index: Py<RelIndex>) {
+        let bucket = self
+            .by_hash
+            .entry(self.hasher.hash_one(&shape))
+            .or_default();
+        if !bucket.iter().any(|(kept, _)| *kept == shape) {
+            bucket.push((shape, index));
+            self.len += 1;
+        }
+    }
+
+    fn clear(&mut self) {
+        self.by_hash.clear();
+        self.len = 0;
+    }
+}
 
 /// The relation indexes of one client's resources, one per [`Shape`] (relations and CURIEs in
 /// scope) under the client's namespace: the responses of one endpoint and the items of a
@@ -99,22 +133,24 @@ pub struct RelCache {
 }
 
 impl RelCache {
-    fn index(&self, py: Python<'_>, shape: Shape) -> Outcome<Py<RelIndex>> {
+    fn index(&self, py: Python<'_>, shape: ShapeRef<'_>) -> Outcome<Py<RelIndex>> {
         if let Some(index) = self.indexes()?.get(&shape) {
             return Ok(index.clone_ref(py));
         }
         // Made with no lock held: creating a Python object may run the garbage collector, and
         // a finalizer it runs may read a resource's relations, that is come back here.
         let namespace = self.namespace.as_deref();
-        let index = Py::new(py, RelIndex::of(&shape.rels, &shape.curies, namespace))?;
+        let rels = shape.rels.iter().copied();
+        let index = rels::RelIndex::new(rels, &shape.curies, namespace);
+        let index = Py::new(py, RelIndex { inner: index })?;
         if shape.rels.len() > CACHED_RELS {
             return Ok(index);
         }
         let mut indexes = self.indexes()?;
-        if indexes.len() >= CACHED_SHAPES {
+        if indexes.len >= CACHED_SHAPES {
             indexes.clear(); // dropping the indexes runs no Python code: they hold none
         }
-        indexes.insert(shape, index.clone_ref(py));
+        indexes.insert(shape.to_shape(), index.clone_ref(py));
         Ok(index)
     }
 
@@ -127,11 +163,17 @@ impl RelCache {
     ) -> Outcome<(Py<RelIndex>, Option<Bound<'py, Links>>)> {
         let inherited = to_curies(inherited);
         let links = document.links_view(py)?;
-        let shape = match &links {
-            Some(links) => document.core().shape_of(links.get().entries(), &inherited),
-            None => document.core().shape(&inherited),
+        let index = match &links {
+            Some(links) => {
+                let shape = document.core().shape_ref(links.get().entries(), &inherited);
+                self.index(py, shape)?
+            }
+            None => {
+                let entries = document.core().link_entries();
+                self.index(py, document.core().shape_ref(&entries, &inherited))?
+            }
         };
-        Ok((self.index(py, shape)?, links))
+        Ok((index, links))
     }
 
     fn indexes(&self) -> Outcome<MutexGuard<'_, ShapeMap>> {
@@ -199,8 +241,8 @@ impl RelCache {
         rels: Vec<String>,
         curies: Vec<(String, String)>,
     ) -> Outcome<Py<RelIndex>> {
-        let shape = Shape {
-            rels,
+        let shape = ShapeRef {
+            rels: rels.iter().map(String::as_str).collect(),
             curies: to_curies(curies),
         };
         self.index(py, shape)
@@ -208,7 +250,7 @@ impl RelCache {
 
     /// How many shapes are cached (at most 256).
     fn __len__(&self) -> usize {
-        self.indexes.lock().map(|i| i.len()).unwrap_or_default()
+        self.indexes.lock().map(|i| i.len).unwrap_or_default()
     }
 
     fn __repr__(&self) -> String {

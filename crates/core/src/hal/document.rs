@@ -11,6 +11,7 @@ use bytes::Bytes;
 use super::curies::{self, Curie};
 use super::index::{Children, Index};
 use super::links::{self, Link, OneOrMany};
+use super::walk::Key;
 use crate::rels::RelIndex;
 
 /// One HAL resource: the body it came from and where its fields are. Cheap to clone (two
@@ -111,6 +112,11 @@ impl Document {
 
     pub(super) fn value_range(&self, at: usize) -> std::ops::Range<usize> {
         self.index.fields.value(at).clone()
+    }
+
+    /// The relations of `_links` as the pass recorded them (a response's own only).
+    pub(super) fn recorded_link_rels(&self) -> Option<&[(Key, std::ops::Range<usize>)]> {
+        self.index.link_rels.as_deref()
     }
 
     pub(super) fn body(&self) -> &[u8] {

@@ -126,6 +126,11 @@ pub(super) struct Index {
     pub(super) links: Option<usize>,
     /// The field `_embedded`, and its relations indexed in turn.
     pub(super) embedded: Option<(usize, Embedded)>,
+    /// The relations of the response's own `_links` as sent (repeats included) and where
+    /// their values are, recorded by the pass: reading them later took a second jiter pass over
+    /// `_links`. Embedded resources have none: a page's thousands of items mostly never read
+    /// their links, and scan them when they do.
+    pub(super) link_rels: Option<Vec<(Key, Range<usize>)>>,
 }
 
 /// The relations of `_embedded`, each with its resources.
@@ -162,7 +167,8 @@ fn index_body(jiter: &mut Jiter<'_>, body: &[u8]) -> Walk<Index> {
         jiter.finish()?; // invalid JSON is reported as such before its type
         return Err(Refusal::Hal("response body is not a JSON object".into()));
     }
-    let index = object(jiter, body, 1, 0)?;
+    // Room for a usual resource's fields at once: growing from none took three allocations.
+    let index = object(jiter, body, 1, 8)?;
     jiter.finish()?;
     Ok(index)
 }
@@ -177,6 +183,7 @@ fn object(jiter: &mut Jiter<'_>, body: &[u8], level: usize, width: usize) -> Wal
         fields: Names::with_capacity(width),
         links: None,
         embedded: None,
+        link_rels: None,
     };
     let mut name = first_name(jiter, body)?;
     while let Some(key) = name {
@@ -184,8 +191,14 @@ fn object(jiter: &mut Jiter<'_>, body: &[u8], level: usize, width: usize) -> Wal
         let value_start = jiter.current_index();
         let mut embedded = None;
         let is_links = key.bytes(body) == LINKS.as_bytes();
-        if is_links {
-            links(jiter, body, peek, level + 1)?;
+        if is_links && level == 1 {
+            let mut rels = Vec::with_capacity(4);
+            links(jiter, body, peek, level + 1, |rel, value| {
+                rels.push((rel, value))
+            })?;
+            index.link_rels = Some(rels);
+        } else if is_links {
+            links(jiter, body, peek, level + 1, |_, _| {})?;
         } else if key.bytes(body) == EMBEDDED.as_bytes() {
             embedded = Some(embedded_rels(jiter, body, peek, level + 1)?);
         } else {

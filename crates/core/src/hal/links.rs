@@ -1,6 +1,8 @@
 //! `_links`: checked during the one pass (an object of link objects or arrays of them, each
 //! with a string `href` and, if any, a boolean `templated`), read into [`Link`]s on request.
 
+use std::ops::Range;
+
 use jiter::{Jiter, JiterResult, Peek};
 
 use super::limits::{skip, within_limit};
@@ -104,8 +106,15 @@ impl Member {
     }
 }
 
-/// Check the `_links` value at the cursor (`peek`ed, at nesting `level`).
-pub(super) fn links(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, level: usize) -> Walk<()> {
+/// Check the `_links` value at the cursor (`peek`ed, at nesting `level`), handing each relation
+/// and where its value is to `found`.
+pub(super) fn links(
+    jiter: &mut Jiter<'_>,
+    body: &[u8],
+    peek: Peek,
+    level: usize,
+    mut found: impl FnMut(Key, Range<usize>),
+) -> Walk<()> {
     if peek != Peek::Object {
         return Err(Refusal::Hal(format!("\"{LINKS}\" is not an object")));
     }
@@ -113,6 +122,7 @@ pub(super) fn links(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, level: usize
     let mut rel = first_name(jiter, body)?;
     while let Some(key) = rel {
         let peek = jiter.peek()?;
+        let start = jiter.current_index();
         if peek == Peek::Array {
             within_limit(level + 1)?;
             let mut item = jiter.known_array()?;
@@ -123,6 +133,7 @@ pub(super) fn links(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, level: usize
         } else {
             link(jiter, body, peek, &key, level + 1)?;
         }
+        found(key, start..jiter.current_index());
         rel = next_name(jiter, body)?;
     }
     Ok(())

@@ -20,6 +20,30 @@ pub struct Shape {
     pub curies: Vec<Curie>,
 }
 
+/// A [`Shape`] whose relation names are borrowed from its document: what a cache hashes and
+/// compares, copying the names only to keep a new shape. Its `Hash` is the `Shape`'s of the
+/// same names (the same fields in the same order; a `&str` hashes as a `String`).
+#[derive(Debug, PartialEq, Eq, Hash)]
+pub struct ShapeRef<'a> {
+    pub rels: Vec<&'a str>,
+    pub curies: Vec<Curie>,
+}
+
+impl ShapeRef<'_> {
+    /// The owned shape, to keep.
+    pub fn to_shape(&self) -> Shape {
+        Shape {
+            rels: self.rels.iter().map(|&rel| rel.to_owned()).collect(),
+            curies: self.curies.clone(),
+        }
+    }
+
+    /// Whether `shape` has these relations and CURIEs.
+    pub fn matches(&self, shape: &Shape) -> bool {
+        self.curies == shape.curies && self.rels.iter().eq(shape.rels.iter())
+    }
+}
+
 /// One relation of `_links`: its name and where the JSON text of its value (a link object or an
 /// array of them) is in the body.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,11 +59,17 @@ impl Document {
         let Some(at) = self.links_field() else {
             return Vec::new();
         };
+        let mut entries = Entries::default();
+        if let Some(rels) = self.recorded_link_rels() {
+            for (rel, value) in rels {
+                entries.add(rel.text(self.body()).to_owned(), value.clone());
+            }
+            return entries.out;
+        }
         let range = self.value_range(at);
-        let mut entries: Vec<LinkEntry> = Vec::new();
         // The pass validated this text: an error cannot happen, and would only cut the list.
         let _ = scan(&self.body()[range.clone()], range.start, &mut entries);
-        entries
+        entries.out
     }
 
     /// The JSON text of `_links[rel]` (`rel` exactly as in the document).
@@ -67,12 +97,17 @@ impl Document {
 
     /// [`Document::shape`] from this document's [`Document::link_entries`], already read.
     pub fn shape_of(&self, entries: &[LinkEntry], inherited: &[Curie]) -> Shape {
+        self.shape_ref(entries, inherited).to_shape()
+    }
+
+    /// [`Document::shape_of`] with the relation names borrowed from `entries` and this document.
+    pub fn shape_ref<'a>(&'a self, entries: &'a [LinkEntry], inherited: &[Curie]) -> ShapeRef<'a> {
         let own = match entries.iter().find(|e| e.rel == CURIES) {
             // Rare: decode the links only when the document declares CURIEs.
             Some(_) => self.curies(),
             None => Vec::new(),
         };
-        let mut rels: Vec<String> = entries.iter().map(|e| e.rel.clone()).collect();
+        let mut rels: Vec<&str> = entries.iter().map(|e| e.rel.as_str()).collect();
         // By hash past a few links (a hostile body can send a million relations of each).
         let linked: HashSet<&str> = match entries.len() > SCANNED {
             true => entries.iter().map(|e| e.rel.as_str()).collect(),
@@ -84,44 +119,56 @@ impl Document {
                 false => linked.contains(rel),
             };
             if !known {
-                rels.push(rel.to_owned());
+                rels.push(rel);
             }
         }
-        Shape {
+        ShapeRef {
             rels,
             curies: curies::in_scope(own, inherited),
         }
     }
 }
 
-/// Read `_links`' relations into `out`. A hostile body can send a million of them: past
-/// `SCANNED`, repeated relations are found by hash, not by scanning those already read.
-fn scan(text: &[u8], offset: usize, out: &mut Vec<LinkEntry>) -> jiter::JiterResult<()> {
-    let mut by_rel: Option<HashMap<String, usize>> = None;
+/// The relations of `_links` each once, in first-seen order with its last value. A hostile body
+/// can send a million of them: past `SCANNED`, repeated relations are found by hash, not by
+/// scanning those already read.
+#[derive(Default)]
+struct Entries {
+    out: Vec<LinkEntry>,
+    by_rel: Option<HashMap<String, usize>>,
+}
+
+impl Entries {
+    fn add(&mut self, name: String, value: Range<usize>) {
+        let out = &mut self.out;
+        let seen = match &self.by_rel {
+            Some(map) => map.get(&name).copied(),
+            None => out.iter().position(|e| e.rel == name),
+        };
+        if let Some(kept) = seen.and_then(|at| out.get_mut(at)) {
+            kept.value = value;
+            return;
+        }
+        if let Some(map) = &mut self.by_rel {
+            map.insert(name.clone(), out.len());
+        }
+        out.push(LinkEntry { rel: name, value });
+        if self.by_rel.is_none() && out.len() > SCANNED {
+            let named = out.iter().enumerate();
+            self.by_rel = Some(named.map(|(at, e)| (e.rel.clone(), at)).collect());
+        }
+    }
+}
+
+/// Read `_links`' relations into `out` (an embedded resource's: the pass did not record them).
+fn scan(text: &[u8], offset: usize, out: &mut Entries) -> jiter::JiterResult<()> {
     let mut jiter = Jiter::new(text);
     let mut rel = jiter.next_object()?.map(str::to_owned);
     while let Some(name) = rel {
         let peek = jiter.peek()?;
         let start = jiter.current_index();
         jiter.known_skip(peek)?;
-        let value = offset + start..offset + jiter.current_index();
-        let seen = match &by_rel {
-            Some(map) => map.get(&name).copied(),
-            None => out.iter().position(|e| e.rel == name),
-        };
-        match seen.and_then(|at| out.get_mut(at)) {
-            Some(kept) => kept.value = value,
-            None => {
-                if let Some(map) = &mut by_rel {
-                    map.insert(name.clone(), out.len());
-                }
-                out.push(LinkEntry { rel: name, value });
-                if by_rel.is_none() && out.len() > SCANNED {
-                    let named = out.iter().enumerate();
-                    by_rel = Some(named.map(|(at, e)| (e.rel.clone(), at)).collect());
-                }
-            }
-        }
+        out.add(name, offset + start..offset + jiter.current_index());
         rel = jiter.next_key()?.map(str::to_owned);
     }
     Ok(())
@@ -148,6 +195,49 @@ mod tests {
         assert_eq!(doc.link_text("xy").unwrap(), br#"[{"href": "/1"}]"#);
         assert_eq!(doc.link_text("x\\u0079"), None);
         assert_eq!(doc.link_text("n"), None);
+    }
+
+    /// The pass records a response's own relations; an embedded resource's are scanned when
+    /// read: both give the same entries.
+    #[test]
+    fn recorded_and_scanned_link_entries_agree() {
+        let links = r#"{"self": {"href": "/a"}, "x\u0079": [{"href": "/1"}],
+            "self": {"href": "/b"}, "t": {"href": "/t{?q}", "templated": true}}"#;
+        let top = parse(format!(r#"{{"_links": {links}}}"#).into_bytes()).unwrap();
+        let body = format!(r#"{{"_embedded": {{"e": {{"_links": {links}}}}}}}"#);
+        let outer = parse(body.into_bytes()).unwrap();
+        let embedded = outer.embedded_by_rel("e").unwrap();
+        let inner = embedded.first().unwrap();
+        let texts = |d: &Document| -> Vec<(String, Vec<u8>)> {
+            let entries = d.link_entries();
+            let text = |e: &LinkEntry| d.link_text_at(e).to_vec();
+            entries.iter().map(|e| (e.rel.clone(), text(e))).collect()
+        };
+        assert_eq!(texts(&top), texts(inner));
+        assert_eq!(texts(&top).len(), 3);
+        assert_eq!(top.link_text("self").unwrap(), br#"{"href": "/b"}"#);
+    }
+
+    /// A cache finds a kept `Shape` by the hash of a `ShapeRef`: the two hash alike.
+    #[test]
+    fn a_borrowed_shape_hashes_and_compares_as_its_owned_shape() {
+        use std::hash::BuildHasher;
+        let body = br#"{"_links": {"curies": [{"name": "ex", "href": "/x/{rel}",
+            "templated": true}], "self": {"href": "/"}, "ex:a": {"href": "/a"}},
+            "_embedded": {"ex:b": {}}}"#;
+        let doc = parse(body.to_vec()).unwrap();
+        let entries = doc.link_entries();
+        let inherited = [Curie {
+            name: "up".into(),
+            href: "/up/{rel}".into(),
+        }];
+        let borrowed = doc.shape_ref(&entries, &inherited);
+        let owned = borrowed.to_shape();
+        assert_eq!(rels(&owned), ["curies", "self", "ex:a", "ex:b"]);
+        assert!(borrowed.matches(&owned));
+        let state = std::hash::RandomState::new();
+        assert_eq!(state.hash_one(&borrowed), state.hash_one(&owned));
+        assert!(!doc.shape_ref(&entries, &[]).matches(&owned));
     }
 
     #[test]

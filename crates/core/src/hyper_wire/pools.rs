@@ -32,6 +32,9 @@ pub(super) struct PoolLease {
     key: PoolKey,
     /// The key's routes as hyper-util matches them; `None` when every request goes straight.
     pub(super) routes: Option<Arc<Matcher>>,
+    /// The process's shared pool for these settings (`Driver::Shared`), reached without the
+    /// registry's lock or hashing its key; built again after a fork.
+    shared: PerProcess<Arc<HttpClient>>,
 }
 
 impl std::fmt::Debug for PoolLease {
@@ -45,7 +48,7 @@ impl std::fmt::Debug for PoolLease {
 /// connection bounded by its attempt (connect_deadline.rs).
 pub(super) type HttpClient = Client<Bounded<Connector>, Full<Bytes>>;
 
-/// A pool and the lease that keeps it.
+/// A thread's pool and the lease that keeps it.
 struct Pool {
     lease: Weak<PoolLease>,
     client: Arc<HttpClient>,
@@ -57,17 +60,23 @@ impl Pool {
     }
 }
 
-type Pools = HashMap<PoolKey, Pool>;
-static POOLS: PerProcess<Mutex<Pools>> = PerProcess::new();
+/// The leases of this process, by settings: clients built with the same settings share one.
+type Leases = HashMap<PoolKey, Weak<PoolLease>>;
+static LEASES: PerProcess<Mutex<Leases>> = PerProcess::new();
+
+/// A thread's pools, found by their lease's address, not by hashing its key on every request:
+/// a few per thread, and no other lease can have a listed address while its pool's `Weak`
+/// keeps that allocation.
+type ThreadPools = Vec<Pool>;
 
 thread_local! {
     /// `Driver::ThisThread` pools; dropped with the thread (after a fork, leaked in the child).
-    static THREAD_POOLS: std::cell::RefCell<Option<ThreadOwned<Pools>>> =
+    static THREAD_POOLS: std::cell::RefCell<Option<ThreadOwned<ThreadPools>>> =
         const { std::cell::RefCell::new(None) };
 }
 
-fn shared_pools() -> Result<std::sync::MutexGuard<'static, Pools>> {
-    POOLS
+fn leases() -> Result<std::sync::MutexGuard<'static, Leases>> {
+    LEASES
         .get_or_try_init(|| Ok::<_, Error>(Mutex::new(HashMap::new())))?
         .lock()
         .map_err(|_| Error::Internal("connection pool registry poisoned".into()))
@@ -80,37 +89,34 @@ pub(super) fn lease_for(
     proxy: &ProxySetting,
 ) -> Result<Arc<PoolLease>> {
     let key = (verify.clone(), connect_timeout, Routes::resolve(proxy));
-    let mut pools = shared_pools()?;
-    if let Some(lease) = pools.get(&key).and_then(|p| p.lease.upgrade()) {
+    let mut leases = leases()?;
+    if let Some(lease) = leases.get(&key).and_then(Weak::upgrade) {
         return Ok(lease);
     }
     // Build the pool now so a bad CA bundle fails at construction; before the lease, whose
     // drop takes the registry's lock that this thread holds (a failure here deadlocked).
     let routes = key.2.matcher().map(Arc::new);
     let client = build_client(&key, routes.clone())?;
+    let shared = PerProcess::new();
+    shared.get_or_try_init(|| Ok::<_, Error>(client))?;
     let lease = Arc::new(PoolLease {
         key: key.clone(),
         routes,
+        shared,
     });
-    pools.insert(
-        key,
-        Pool {
-            lease: Arc::downgrade(&lease),
-            client,
-        },
-    );
+    leases.insert(key, Arc::downgrade(&lease));
     Ok(lease)
 }
 
 impl Drop for PoolLease {
-    /// The last client with these settings is gone: drop the process's shared pool for them.
-    /// Thread pools are swept by their thread (`client_in`). Only this process's registry is
-    /// touched; a lock is held for a map removal, never across an await.
+    /// The last client with these settings is gone: forget the lease; its shared pool goes
+    /// with it (`shared`, this process's only). Thread pools are swept by their thread
+    /// (`thread_client_in`). A lock is held for a map removal, never across an await.
     fn drop(&mut self) {
-        if let Some(pools) = POOLS.get() {
-            if let Ok(mut pools) = pools.lock() {
-                if pools.get(&self.key).is_some_and(|p| !p.alive()) {
-                    pools.remove(&self.key);
+        if let Some(leases) = LEASES.get() {
+            if let Ok(mut leases) = leases.lock() {
+                if leases.get(&self.key).is_some_and(|l| l.strong_count() == 0) {
+                    leases.remove(&self.key);
                 }
             }
         }
@@ -125,13 +131,15 @@ pub(super) fn pooled_client(lease: &Arc<PoolLease>, driver: Driver) -> Result<Ar
         return THREAD_POOLS
             .try_with(|cell| {
                 let mut slot = cell.try_borrow_mut().map_err(|_| gone())?;
-                let pools = ThreadOwned::get_or_build(&mut slot, || Ok(HashMap::new()))?;
-                client_in(pools, lease)
+                let pools = ThreadOwned::get_or_build(&mut slot, || Ok(Vec::new()))?;
+                thread_client_in(pools, lease)
             })
             .map_err(|_| gone())?;
     }
-    let mut pools = shared_pools()?;
-    client_in(&mut pools, lease)
+    let shared = lease
+        .shared
+        .get_or_try_init(|| build_client(&lease.key, lease.routes.clone()))?;
+    Ok(shared.clone())
 }
 
 /// Drop this thread's pools that no client uses any more and close their idle connections:
@@ -147,8 +155,7 @@ pub fn release_unused_here() {
             let Some(pools) = ThreadOwned::get_mut(&mut slot) else {
                 return Vec::new();
             };
-            let dead = pools.extract_if(|_, pool| !pool.alive());
-            dead.map(|(_, pool)| pool).collect()
+            pools.extract_if(.., |pool| !pool.alive()).collect()
         })
         .unwrap_or_default();
     if unused.is_empty() {
@@ -163,23 +170,19 @@ pub fn release_unused_here() {
     });
 }
 
-/// The client of `pools` for `lease`, built and added on first use (or after a fork, or after
-/// the lease's previous pool was dropped). Adding one sweeps the pools nobody holds any more.
-fn client_in(pools: &mut Pools, lease: &Arc<PoolLease>) -> Result<Arc<HttpClient>> {
-    if let Some(pool) = pools.get(&lease.key) {
-        if std::ptr::eq(pool.lease.as_ptr(), Arc::as_ptr(lease)) {
-            return Ok(pool.client.clone());
-        }
+/// This thread's client for `lease`, built and added on first use (or after a fork). Adding
+/// one sweeps the pools nobody holds any more.
+fn thread_client_in(pools: &mut ThreadPools, lease: &Arc<PoolLease>) -> Result<Arc<HttpClient>> {
+    let of_lease = |pool: &&Pool| std::ptr::eq(pool.lease.as_ptr(), Arc::as_ptr(lease));
+    if let Some(pool) = pools.iter().find(of_lease) {
+        return Ok(pool.client.clone());
     }
-    pools.retain(|_, pool| pool.alive());
+    pools.retain(Pool::alive);
     let client = build_client(&lease.key, lease.routes.clone())?;
-    pools.insert(
-        lease.key.clone(),
-        Pool {
-            lease: Arc::downgrade(lease),
-            client: client.clone(),
-        },
-    );
+    pools.push(Pool {
+        lease: Arc::downgrade(lease),
+        client: client.clone(),
+    });
     Ok(client)
 }
 
