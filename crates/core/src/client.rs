@@ -223,7 +223,10 @@ impl Client {
         // Named from the start: a call cut while it waits for its token names its request.
         let mut trace = Trace::default();
         trace.aim(&request.method, &request.url);
-        let call = self.follow_hops(request, driver, log, store_log, deadline, &mut trace);
+        // Boxed where it is made: the hops' future (several KB) is then never moved by value,
+        // neither into the backstop's timeout nor by the futures that await this call.
+        let call =
+            Box::pin(self.follow_hops(request, driver, log, store_log, deadline, &mut trace));
         let outcome = match tokio::time::timeout_at(deadline.backstop(), call).await {
             Ok(outcome) => outcome,
             // Cut mid-hop: a POST/PATCH being sent may have been written.

@@ -31,6 +31,10 @@ use crate::wire::{pairs, Driver, Limits, Outgoing, Phase, Response, Wire, WireEr
 use body::{gunzip, is_gzip, Collected, Gunzip};
 pub use pools::release_unused_here;
 
+/// The most headers `HyperWire::request` adds to a request's own: user-agent, accept,
+/// accept-encoding and proxy-authorization.
+const ADDED_HEADERS: usize = 4;
+
 /// What the wire needs to know of the client's settings.
 #[derive(Debug, Clone)]
 pub struct WireSettings {
@@ -88,15 +92,22 @@ impl HyperWire {
         let body = outgoing.body.clone().unwrap_or_default();
         let mut request = Request::new(Full::new(body));
         *request.method_mut() = outgoing.method.clone();
+        // Sized once for the headers added below (a clone is sized to its length, and would
+        // grow on the first insert); same names, values and order as the request's.
         let headers = request.headers_mut();
-        *headers = outgoing.headers.clone();
+        *headers = HeaderMap::with_capacity(outgoing.headers.len() + ADDED_HEADERS);
+        for (name, value) in &outgoing.headers {
+            headers.append(name.clone(), value.clone());
+        }
         headers.insert(USER_AGENT, self.user_agent.clone());
         // What a client sends unless told otherwise: any type, and gzip, which is decoded here.
-        if !headers.contains_key(ACCEPT) {
-            headers.insert(ACCEPT, HeaderValue::from_static("*/*"));
-        }
-        if !headers.contains_key(ACCEPT_ENCODING) && !headers.contains_key(RANGE) {
-            headers.insert(ACCEPT_ENCODING, HeaderValue::from_static("gzip"));
+        headers
+            .entry(ACCEPT)
+            .or_insert_with(|| HeaderValue::from_static("*/*"));
+        if !headers.contains_key(RANGE) {
+            headers
+                .entry(ACCEPT_ENCODING)
+                .or_insert_with(|| HeaderValue::from_static("gzip"));
         }
         if uri.scheme_str() == Some("http") {
             let route = connect::route(self.lease.routes.as_deref(), &uri);
