@@ -53,20 +53,27 @@ fmt: $(PY) ## format Rust and Python sources
 	$(VENV)/bin/ruff check --fix python tests examples benches scripts
 
 BENCH_VENV ?= .venv-bench
-# Options of benches/bench.py, e.g. BENCH_ARGS="--json results.json" or "--only sequential".
-# Both venvs are editable installs of this tree, sharing python/recurring_payments/_core*.so:
-# a `make dev` after this puts the quick build back (run `make bench` last).
+# Options of benches/bench.py for both runs, e.g. BENCH_ARGS="--rounds 5"; the first run also
+# takes "--only sequential,collection". Both venvs are editable installs of this tree, sharing
+# python/recurring_payments/_core*.so: a `make dev` after this puts the quick build back (run
+# `make bench` last).
 BENCH_ARGS ?=
+# Every measurement of both runs (JSON), and BENCHMARKS.md's tables made from them.
+BENCH_OUT ?= target/bench
 # opentelemetry-api and -sdk: the telemetry workload (on with the no-op tracer, and with an SDK).
 bench: ## the benchmarks of benches/ vs the peers, with the targets' table (release build in .venv-bench; BENCHMARKS.md)
 	test -x $(BENCH_VENV)/bin/python || python3 -m venv $(BENCH_VENV)
 	$(BENCH_VENV)/bin/pip install -q -e '.[bench]' opentelemetry-api opentelemetry-sdk
-	bash benches/run.sh $(BENCH_VENV)/bin/python $(BENCH_ARGS)
+	mkdir -p $(BENCH_OUT)
+	bash benches/run.sh $(BENCH_VENV)/bin/python $(BENCH_ARGS) --json $(BENCH_OUT)/as-placed.json
 	# The sequential and async follows again, client and servers on one vCPU: their CPU work,
 	# without the wake-up of an idle vCPU that this VM adds to every round trip (BENCHMARKS.md).
-	taskset -c 0 bash benches/run.sh $(BENCH_VENV)/bin/python --only sequential,async --placement "one vCPU"
+	taskset -c 0 bash benches/run.sh $(BENCH_VENV)/bin/python $(BENCH_ARGS) \
+		--only sequential,async --placement "one vCPU" --json $(BENCH_OUT)/one-vcpu.json
 	bash benches/sandbox_wrk.sh 5s $(BENCH_VENV)/bin/python
 	$(BENCH_VENV)/bin/python benches/fleet.py
+	$(BENCH_VENV)/bin/python benches/page.py $(BENCH_OUT)/as-placed.json $(BENCH_OUT)/one-vcpu.json \
+		| tee $(BENCH_OUT)/tables.md
 
 bench-floors: $(STAMP) ## instructions (callgrind) and µs per follow of the Rust floors and ours, nginx HTTP and HTTPS (benches/floor/measure.sh)
 	bash benches/floor/measure.sh $(PY)

@@ -467,7 +467,11 @@ def paired(ours: list[float], theirs: list[float], lower_is_better: bool) -> flo
     pairs = [(o, t) for o, t in zip(ours, theirs, strict=False) if o == o and t == t]  # not NaN
     if not pairs:
         return float("nan")
-    return median([(t / o) if lower_is_better else (o / t) for o, t in pairs])
+    return median([_ratio(t, o) if lower_is_better else _ratio(o, t) for o, t in pairs])
+
+
+def _ratio(a: float, b: float) -> float:
+    return a / b if b else float("inf")
 
 
 def rotated(names: list[str], r: int) -> list[str]:
@@ -858,12 +862,16 @@ async def _drive(follow: AsyncFollow, concurrency: int, seconds: float) -> float
     deadline = time.perf_counter() + seconds
 
     async def worker(w: int) -> None:
+        # At least one follow each: on a loaded host a worker may first run after the deadline,
+        # and a round with no follow at all has no rate.
         nonlocal done
         i = w
-        while time.perf_counter() < deadline:
+        while True:
             await follow(i)
             i += 1
             done += 1
+            if time.perf_counter() >= deadline:
+                break
 
     start = time.perf_counter()
     await asyncio.gather(*(worker(w) for w in range(concurrency)))
@@ -1132,11 +1140,41 @@ def environment() -> dict[str, str]:
         "pyreqwest",
     ]
     return {
+        "commit": _commit(),
         "machine": f"{os.cpu_count()} x {cpu}, {platform.platform()}",
         "python": sys.version.split()[0],
         "packages": ", ".join(f"{name} {version(name)}" for name in peers),
+        "nginx": _nginx_version(),
         "load average": " ".join(f"{x:.2f}" for x in os.getloadavg()),
     }
+
+
+def _nginx_version() -> str:
+    try:  # `nginx -v` writes "nginx version: nginx/1.22.1" to stderr
+        done = subprocess.run(["nginx", "-v"], capture_output=True, text=True)
+    except OSError:
+        return "missing"
+    return done.stderr.strip().rpartition("/")[2] or "?"
+
+
+def _commit() -> str:
+    """The commit measured, "+ changes" when the code differs from it ("?" outside git)."""
+    git = ["git", "-C", os.path.dirname(HERE)]
+    code = ["crates", "python", "benches", "Cargo.toml", "Cargo.lock", "pyproject.toml"]
+    try:
+        head = subprocess.run(
+            [*git, "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+        )
+        changed = subprocess.run(
+            [*git, "status", "--porcelain", "--untracked-files=no", "--", *code],
+            capture_output=True,
+            text=True,
+        )
+    except OSError:
+        return "?"
+    if head.returncode != 0:
+        return "?"
+    return head.stdout.strip() + (" + changes" if changed.stdout.strip() else "")
 
 
 # -- the table: every target, and what telemetry costs ---------------------------------------------

@@ -30,7 +30,7 @@ def bench(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[Any]:
 
     fixture.main(tmp_path, "http://127.0.0.1:9")
     yield module
-    for name in ("bench", "fixture", "cold_start"):
+    for name in ("bench", "fixture", "cold_start", "page"):
         sys.modules.pop(name, None)
 
 
@@ -271,3 +271,54 @@ def test_the_sequential_target_counts_every_peer_and_no_reference(
         if "sequential" in line
     ]
     assert "| nginx-https |" in row and row.endswith(expected), row
+
+
+def _rounds(clients: dict[str, float]) -> dict[str, list[float]]:
+    return {name: [value] * 3 for name, value in clients.items()}
+
+
+def test_the_page_has_a_cell_for_every_client_server_and_placement(bench: Any) -> None:
+    # benches/page.py writes BENCHMARKS.md's tables from both runs' JSON: every client in each
+    # column a run measured, a dash where a client cannot run, and each target's verdict.
+    import page
+
+    sync = {bench.OURS: 100.0, **dict.fromkeys(SYNC_PEERS, 150.0)}
+    floors = dict.fromkeys((bench.FLOOR, bench.FLOOR_HYPER, bench.FLOOR_UREQ), 50.0)
+    rates = {bench.OURS: 9_000.0, **dict.fromkeys(ASYNC_PEERS, 3_000.0)}
+    runs: dict[str, dict[str, Any]] = {"as placed": {}, "one vCPU": {}}
+    for run in runs.values():
+        for server in ("sandbox", "nginx", "nginx-https"):
+            blocking = {} if server == "nginx-https" else {bench.FLOOR_BLOCKING: 25.0}
+            run[f"sequential/{server}"] = _rounds({**sync, **floors, **blocking})
+            run[f"async-c32/{server}"] = run[f"async-c256/{server}"] = _rounds(rates)
+    placed = runs["as placed"]
+    for server in ("sandbox", "nginx"):
+        placed[f"cold/{server}"] = _rounds({**sync, bench.COLD_PYTHON: 20.0})
+        placed[f"threads/{server}"] = _rounds({bench.OURS: 1.0, **dict.fromkeys(SYNC_PEERS, 0.5)})
+        placed[f"rss/{server}"] = {"after_1000": 28.0, "after_100000": 28.2, "n": 100_000}
+    for which in ("mandates", "wide", "wide-all"):
+        placed[f"collection-{which}/nginx"] = _rounds(sync)
+    placed["import_ms"] = placed["import_cpu_ms"] = [20.0]
+
+    main = page.main_table(runs)
+    assert "| `pyreqwest` async | 3,000 (3.00\u00d7) |" in main
+    assert "| `pycurl` + `orjson` | 150.0 (1.50\u00d7) |" in main
+    assert "| Rust `ureq`, blocking (reference) | 50.0 (ours 2.00\u00d7 its time) |" in main
+    [blocking] = [line for line in main.splitlines() if "blocking socket" in line]
+    assert blocking.count(page.MISSING) == 2  # plain HTTP only: no HTTPS cell, on one vCPU or not
+    assert page.MISSING not in main.replace(blocking, "")
+    assert "| python alone (reference) | 20.0 (ours 5.00\u00d7 its time) |" in page.cold_table(
+        placed
+    )
+    assert "| mandates, read `status` | nginx | **100.0** | 150.0 (1.50\u00d7) |" in (
+        page.collection_table(placed)
+    )
+    assert "| `urllib3` | 0.5 (2.00\u00d7) | 0.5 (2.00\u00d7) |" in page.threads_table(placed)
+    targets = page.targets(runs)
+    assert "| sequential follow, one vCPU | \u2265 1.5\u00d7 every peer | 1.50\u00d7" in targets
+    assert (
+        "| cold start | \u2265 2.5\u00d7 requests | 1.50\u00d7 requests | **not met** |" in targets
+    )
+    assert (
+        "| memory | RSS flat over 100,000 follows (< 1 MB) | +0.20 MB, +0.20 MB | met |" in targets
+    )
