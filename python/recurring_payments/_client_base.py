@@ -184,24 +184,10 @@ class _ClientBase:
             )
             _settings.check_credentials(credentials)
             native = _core.NativeClient(
-                settings.base_url,
+                settings,
                 credentials=credentials,
-                profile=settings.profile,
-                timeout=settings.timeout,
-                connect_timeout=settings.connect_timeout,
-                retries=settings.retries,
-                token_leeway=settings.token_leeway,
-                max_response_size=settings.max_response_size,
-                allow_http=settings.allow_http,
-                verify=settings.verify,
                 user_agent=_user_agent(settings.user_agent),
                 logger=_LOGGER,
-                total_timeout=settings.total_timeout,
-                headers=settings.headers,
-                token_store=settings.token_store,
-                request_id_headers=list(settings.request_id_headers),
-                proxy=settings.proxy,
-                trust_env=settings.trust_env,
             )
         except Error as err:
             failed = err.with_traceback(None)

@@ -153,26 +153,13 @@ class NativeClient:
 
     def __new__(
         cls,
-        base_url: str,
+        settings: Any,
         *,
         credentials: Any,
-        profile: str,
-        timeout: float,
-        connect_timeout: float,
-        retries: int,
-        token_leeway: float,
-        max_response_size: int,
-        allow_http: bool,
-        verify: Any,
         user_agent: str,
         logger: Any,
-        total_timeout: float = 25.0,
-        headers: list[tuple[str, str]] = ...,
-        token_store: str | None = None,
-        request_id_headers: list[str] = ...,
-        proxy: str | None = None,
-        trust_env: bool = True,
-    ) -> NativeClient: ...
+    ) -> NativeClient:
+        """``settings``: the checked ``_settings.Settings``, read attribute by attribute."""
     @property
     def token(self) -> Token | None: ...
     def close(self) -> None:
@@ -506,16 +493,6 @@ class SandboxServer:
     def drop_next(self, count_: int, path: str | None) -> None: ...
     def delay_next(self, seconds_: float, count_: int, path: str | None) -> None: ...
     def malformed_next(self, count_: int, path: str | None) -> None: ...
-    def respond_next(
-        self,
-        status: int,
-        headers: list[tuple[str, str]],
-        body: bytes,
-        count_: int,
-        path: str | None,
-        repeat: int,
-        cut_after: int | None,
-        chunk_delay: float,
-        chunked: bool,
-    ) -> None: ...
+    def respond_next(self, reply: dict[str, Any], count_: int, path: str | None) -> None:
+        """``reply``: status, headers, body, repeat, cut_after, chunk_delay and chunked."""
     def clear_faults(self) -> None: ...

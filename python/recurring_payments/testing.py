@@ -698,17 +698,16 @@ class FakeServer:
             data = bytes(body)
         else:
             raise TypeError(f"body must be bytes or str, not {type(body).__name__}")
-        self._native.respond_next(
-            _int("status", status, 200, 599),
-            _headers(headers),
-            data,
-            _int("count", count, 1, _U32),
-            _path(path),
-            _int("repeat", repeat, 1, _U64),
-            None if cut_after is None else _int("cut_after", cut_after, 0, _U64),
-            _seconds("chunk_delay", chunk_delay),
-            _bool("chunked", chunked),
-        )
+        reply = {
+            "status": _int("status", status, 200, 599),
+            "headers": _headers(headers),
+            "body": data,
+            "repeat": _int("repeat", repeat, 1, _U64),
+            "cut_after": None if cut_after is None else _int("cut_after", cut_after, 0, _U64),
+            "chunk_delay": _seconds("chunk_delay", chunk_delay),
+            "chunked": _bool("chunked", chunked),
+        }
+        self._native.respond_next(reply, _int("count", count, 1, _U32), _path(path))
 
     def clear_faults(self) -> None:
         """Disarm every pending fault.

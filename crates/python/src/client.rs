@@ -51,6 +51,27 @@ fn verify_from(obj: &Bound<'_, PyAny>) -> PyResult<Verify> {
     Ok(Verify::CaBundle(path.extract()?))
 }
 
+/// The client's settings as `_settings.Settings` holds them, read attribute by attribute: one
+/// value across the boundary, so a new setting is one field here.
+#[derive(FromPyObject)]
+pub(crate) struct NativeSettings<'py> {
+    base_url: String,
+    profile: String,
+    timeout: f64,
+    connect_timeout: f64,
+    total_timeout: f64,
+    retries: u32,
+    token_leeway: f64,
+    max_response_size: usize,
+    allow_http: bool,
+    verify: Bound<'py, PyAny>,
+    headers: Vec<(String, String)>,
+    token_store: Option<String>,
+    request_id_headers: Vec<String>,
+    proxy: Option<String>,
+    trust_env: bool,
+}
+
 /// The native client; one per `recurring_payments.Client`.
 #[pyclass(module = "recurring_payments._core", frozen)]
 pub struct NativeClient {
@@ -63,50 +84,34 @@ pub struct NativeClient {
 
 #[pymethods]
 impl NativeClient {
+    /// `settings` is the checked `_settings.Settings` (its fields are read by name);
+    /// `user_agent` is the header's final value.
     #[new]
-    #[pyo3(signature = (base_url, *, credentials, profile, timeout, connect_timeout, retries,
-        token_leeway, max_response_size, allow_http, verify, user_agent, logger,
-        total_timeout=25.0, headers=Vec::new(), token_store=None,
-        request_id_headers=Vec::new(), proxy=None, trust_env=true))]
-    #[allow(clippy::too_many_arguments)]
+    #[pyo3(signature = (settings, *, credentials, user_agent, logger))]
     fn new(
-        base_url: String,
+        settings: NativeSettings<'_>,
         credentials: &Bound<'_, PyAny>,
-        profile: String,
-        timeout: f64,
-        connect_timeout: f64,
-        retries: u32,
-        token_leeway: f64,
-        max_response_size: usize,
-        allow_http: bool,
-        verify: &Bound<'_, PyAny>,
         user_agent: String,
         logger: Py<PyAny>,
-        total_timeout: f64,
-        headers: Vec<(String, String)>,
-        token_store: Option<String>,
-        request_id_headers: Vec<String>,
-        proxy: Option<String>,
-        trust_env: bool,
     ) -> Outcome<Self> {
         let config = ClientConfig {
-            base_url,
-            profile,
+            base_url: settings.base_url,
+            profile: settings.profile,
             credentials: credentials_from(credentials)?,
-            timeout,
-            connect_timeout,
-            retries,
-            token_leeway,
-            max_response_size,
-            allow_http,
-            verify: verify_from(verify)?,
+            timeout: settings.timeout,
+            connect_timeout: settings.connect_timeout,
+            retries: settings.retries,
+            token_leeway: settings.token_leeway,
+            max_response_size: settings.max_response_size,
+            allow_http: settings.allow_http,
+            verify: verify_from(&settings.verify)?,
             user_agent,
-            total_timeout,
-            headers,
-            token_store,
-            request_id_headers,
-            proxy,
-            trust_env,
+            total_timeout: settings.total_timeout,
+            headers: settings.headers,
+            token_store: settings.token_store,
+            request_id_headers: settings.request_id_headers,
+            proxy: settings.proxy,
+            trust_env: settings.trust_env,
         };
         let py = credentials.py();
         // Building the pool may read a CA file, the token store derives its keys (PBKDF2):

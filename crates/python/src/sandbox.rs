@@ -216,28 +216,16 @@ impl SandboxServer {
         Ok(())
     }
 
-    #[allow(clippy::too_many_arguments)]
-    #[pyo3(signature = (status, headers, body, count_, path, repeat, cut_after, chunk_delay, chunked))]
-    fn respond_next(
-        &self,
-        status: u16,
-        headers: Vec<(String, String)>,
-        body: Vec<u8>,
-        count_: i64,
-        path: Option<&str>,
-        repeat: u64,
-        cut_after: Option<u64>,
-        chunk_delay: f64,
-        chunked: bool,
-    ) -> PyResult<()> {
+    /// `reply`: the answer to serve, a dict with the keys of [`RawReply`].
+    fn respond_next(&self, reply: RawReply, count_: i64, path: Option<&str>) -> PyResult<()> {
         let raw = Raw {
-            status,
-            headers,
-            body: Bytes::from(body),
-            repeat,
-            cut_after,
-            chunk_delay: seconds(chunk_delay, "chunk_delay")?,
-            chunked,
+            status: reply.status,
+            headers: reply.headers,
+            body: Bytes::from(reply.body),
+            repeat: reply.repeat,
+            cut_after: reply.cut_after,
+            chunk_delay: seconds(reply.chunk_delay, "chunk_delay")?,
+            chunked: reply.chunked,
         };
         self.inner
             .respond_next(raw, count(count_)?, path)
@@ -247,6 +235,19 @@ impl SandboxServer {
     fn clear_faults(&self) {
         self.inner.clear_faults();
     }
+}
+
+/// The raw answer of `respond_next`, as the wrapper's dict holds it (checked there).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct RawReply {
+    status: u16,
+    headers: Vec<(String, String)>,
+    body: Vec<u8>,
+    repeat: u64,
+    cut_after: Option<u64>,
+    chunk_delay: f64,
+    chunked: bool,
 }
 
 /// A request the sandbox received: a journal entry (``server.requests``), or what a route
