@@ -24,14 +24,18 @@ from bench import COLD_PYTHON, DASH, FLOOR, FLOOR_BLOCKING, FLOOR_HYPER, FLOOR_U
 
 Results = dict[str, Any]
 
-SYNC_ROWS = [
-    (OURS, "`recurring_payments` `Client`"),
+# The sync peers, as both the follow table and the cold-start table name them.
+SYNC_PEERS = [
     ("requests+uritemplate", "`requests` + `uritemplate`"),
     ("httpx", "`httpx`"),
     ("urllib3", "`urllib3`"),
     ("niquests", "`niquests`"),
     ("pycurl+orjson", "`pycurl` + `orjson`"),
     ("pyreqwest", "`pyreqwest`"),
+]
+SYNC_ROWS = [
+    (OURS, "`recurring_payments` `Client`"),
+    *SYNC_PEERS,
     (FLOOR, "Rust `reqwest` (reference)"),
     (FLOOR_HYPER, "Rust hyper-util client (reference)"),
     (FLOOR_UREQ, "Rust `ureq`, blocking (reference)"),
@@ -71,12 +75,7 @@ SERVERS = [("sandbox", "sandbox"), ("nginx", "nginx"), ("nginx-https", "nginx, H
 COLD_ROWS = [
     (COLD_PYTHON, "python alone (reference)"),
     (OURS, "`recurring_payments`"),
-    ("requests+uritemplate", "`requests` + `uritemplate`"),
-    ("httpx", "`httpx`"),
-    ("urllib3", "`urllib3`"),
-    ("niquests", "`niquests`"),
-    ("pycurl+orjson", "`pycurl` + `orjson`"),
-    ("pyreqwest", "`pyreqwest`"),
+    *SYNC_PEERS,
 ]
 REFERENCES = (FLOOR, FLOOR_HYPER, FLOOR_UREQ, FLOOR_BLOCKING, COLD_PYTHON)
 MISSING = DASH
