@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from . import _core, _settings
 from ._credentials import AdminCredentials, AppCredentials
+from ._secret_files import SecretFileCredentials
 from ._session import Session, telemetry_for_clients
 from .errors import ConfigurationError, Error
 
@@ -81,13 +82,21 @@ def _merged_headers(
 
 
 def _read_env(prefix: str, settings: dict[str, Any]) -> None:
-    """Complete ``settings`` (the overrides of ``from_env``) from the environment."""
+    """Complete ``settings`` (the overrides of ``from_env``) from the environment. Every
+    variable that is missing is named in one error."""
+    missing: list[str] = []
     if "credentials" not in settings:
-        settings["credentials"] = _env_credentials(prefix)
+        credentials = _env_credentials(prefix, missing)
+        if credentials is not None:
+            settings["credentials"] = credentials
     for name in ("BASE_URL", "PROFILE"):
         if not settings.get(name.lower()):
-            _require(prefix, name)
-            settings[name.lower()] = os.environ[prefix + name]
+            if os.environ.get(prefix + name):
+                settings[name.lower()] = os.environ[prefix + name]
+            else:
+                missing.append(prefix + name)
+    if missing:
+        raise ConfigurationError(_missing_message(prefix, missing))
     settings.setdefault("rel_namespace", os.environ.get(prefix + "REL_NAMESPACE") or None)
     # Read inline like the secrets: the URL may hold the Redis password.
     if "token_store" not in settings and os.environ.get(prefix + "TOKEN_STORE"):
@@ -100,29 +109,54 @@ def _read_env(prefix: str, settings: dict[str, Any]) -> None:
         settings["total_timeout"] = _settings.parse_env_seconds(variable, os.environ[variable])
 
 
-def _env_credentials(prefix: str) -> Credentials:
+def _missing_message(prefix: str, missing: list[str]) -> str:
+    if missing[0] != _NO_CREDENTIALS:
+        return f"missing environment variable(s): {', '.join(missing)}"
+    either = (
+        f"missing credentials: set {prefix}APP_NAME and {prefix}APP_SECRET "
+        f"(or {prefix}APP_SECRET_FILE), or {prefix}CREDITOR, {prefix}LOGIN and "
+        f"{prefix}PASSWORD (or {prefix}PASSWORD_FILE)"
+    )
+    rest = missing[1:]
+    return f"{either}; missing environment variable(s): {', '.join(rest)}" if rest else either
+
+
+# Stands first in the list of what is missing when no credentials are set at all.
+_NO_CREDENTIALS = "(credentials)"
+
+
+def _env_credentials(prefix: str, missing: list[str]) -> Credentials | SecretFileCredentials | None:
+    """The credentials the environment names, or None with what is missing added to
+    ``missing``. A secret comes from ``APP_SECRET``/``PASSWORD`` or from the file that
+    ``APP_SECRET_FILE``/``PASSWORD_FILE`` names (read now, and again at every token request)."""
     # os.environ is read inline, never bound to a local: a frame holding the mapping or a
     # value would show the secret to whatever captures locals.
-    if os.environ.get(prefix + "APP_NAME") or os.environ.get(prefix + "APP_SECRET"):
-        _require(prefix, "APP_NAME", "APP_SECRET")
-        return AppCredentials(os.environ[prefix + "APP_NAME"], os.environ[prefix + "APP_SECRET"])
-    if os.environ.get(prefix + "CREDITOR") or os.environ.get(prefix + "LOGIN"):
-        _require(prefix, "CREDITOR", "LOGIN", "PASSWORD")
-        return AdminCredentials(
-            os.environ[prefix + "CREDITOR"],
-            os.environ[prefix + "LOGIN"],
-            os.environ[prefix + "PASSWORD"],
+    if any(os.environ.get(prefix + n) for n in ("APP_NAME", "APP_SECRET", "APP_SECRET_FILE")):
+        names, secret, kind = ("APP_NAME",), "APP_SECRET", AppCredentials
+    elif any(os.environ.get(prefix + n) for n in ("CREDITOR", "LOGIN", "PASSWORD_FILE")):
+        names, secret, kind = ("CREDITOR", "LOGIN"), "PASSWORD", AdminCredentials
+    else:
+        missing.append(_NO_CREDENTIALS)
+        return None
+    before = len(missing)
+    missing.extend(prefix + name for name in names if not os.environ.get(prefix + name))
+    in_file = bool(os.environ.get(prefix + secret + "_FILE"))
+    if in_file and os.environ.get(prefix + secret):
+        raise ConfigurationError(
+            f"set {prefix}{secret} or {prefix}{secret}_FILE, not both: both are set"
         )
-    raise ConfigurationError(
-        f"missing credentials: set {prefix}APP_NAME and {prefix}APP_SECRET, "
-        f"or {prefix}CREDITOR, {prefix}LOGIN and {prefix}PASSWORD"
+    if not in_file and not os.environ.get(prefix + secret):
+        missing.append(f"{prefix}{secret} (or {prefix}{secret}_FILE)")
+    if len(missing) > before:
+        return None
+    fields = tuple(os.environ[prefix + name] for name in names)
+    if not in_file:
+        return kind(*fields, os.environ[prefix + secret])
+    provider = SecretFileCredentials(
+        kind, fields, prefix + secret + "_FILE", os.environ[prefix + secret + "_FILE"]
     )
-
-
-def _require(prefix: str, *names: str) -> None:
-    missing = [prefix + name for name in names if not os.environ.get(prefix + name)]
-    if missing:
-        raise ConfigurationError(f"missing environment variable(s): {', '.join(missing)}")
+    provider()  # read once now: a wrong path fails at start, not at the first request
+    return provider
 
 
 class _ClientBase:
@@ -233,8 +267,13 @@ class _ClientBase:
         ``APP_SECRET`` or ``CREDITOR`` + ``LOGIN`` + ``PASSWORD``. Keyword arguments override
         or add constructor arguments.
 
+        ``APP_SECRET_FILE`` (in place of ``APP_SECRET``) and ``PASSWORD_FILE`` (in place of
+        ``PASSWORD``) name a file whose content, less one trailing newline, is the secret. It is
+        read now (a wrong path fails here) and again at every token request, so a secret
+        rotated by rewriting the file (a Kubernetes or Docker secret) is used without a restart.
+
         ``Client.from_env()`` in a Django settings module or a Flask app factory reads
-        ``RECURRING_PAYMENTS_BASE_URL`` and so on; a missing variable is named:
+        ``RECURRING_PAYMENTS_BASE_URL`` and so on; every missing variable is named, in one error:
 
         >>> rp.Client.from_env(prefix="SHOP_API_", timeout=10.0)
         Traceback (most recent call last):
