@@ -175,6 +175,8 @@ def test_usage_errors_exit_2() -> None:
     assert "configuration: missing credentials: set RECURRING_PAYMENTS_APP_NAME" in (
         unconfigured.stderr
     )
+    for name in ("APP_SECRET_FILE", "PASSWORD_FILE", "BASE_URL", "PROFILE"):  # all at once
+        assert PREFIX + name in unconfigured.stderr
     partial = environment(None, **{PREFIX + "APP_NAME": "a", PREFIX + "APP_SECRET": "s3"})
     done = get(partial, "get-creditors")
     assert done.returncode == 2
