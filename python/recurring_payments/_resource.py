@@ -196,12 +196,18 @@ class Resource(_ResourceBase[Link]):
         """The resources embedded under ``rel`` on this page, then on each ``next`` page,
         fetched as the loop reaches them (one GET per further page, as :meth:`pages`; breaking
         out fetches nothing more). A page without ``rel`` gives none; a single embedded
-        resource is one item. ``rel`` is a relation name as anywhere (full, short, CURIE).
+        resource is one item. ``rel`` is a relation name as anywhere (full, short, CURIE); one
+        that looks like a misspelling of an embedded relation raises the
+        :class:`LinkNotFoundError` of ``res.embedded[rel]`` (did you mean …?).
 
         >>> first = client.get_creditors(reference="democreditor").get_mandates(size=50)
         >>> mandates = list(first.all("mandates"))
         >>> len(mandates), mandates[0]["reference"], mandates[-1].partial
         (120, 'MND-0001', True)
+        >>> next(first.all("mandate"))
+        Traceback (most recent call last):
+        ...
+        recurring_payments.errors.LinkNotFoundError: ... did you mean 'mandates'? ...
 
         A ``next`` link back to a page already seen raises :class:`ProtocolError` instead of
         fetching it again.
