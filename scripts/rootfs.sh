@@ -61,8 +61,9 @@ build() {
         return 0
     fi
     need debootstrap debootstrap
-    # A run that was killed may have left its mounts: never delete through them.
-    grep -o " $root/[^ ]*" /proc/mounts | sort -r | xargs -r -n1 umount -l
+    # A run that was killed may have left its mounts: never delete through them. (None is the
+    # usual case, where grep exits 1: not a failure.)
+    { grep -o " $root/[^ ]*" /proc/mounts || true; } | sort -r | xargs -r -n1 umount -l
     rm -rf --one-file-system "$root"
     mkdir -p "$ROOTS"
     echo "rootfs $name: debootstrap $suite ($arch) into $root"

@@ -128,9 +128,13 @@ def notification(request: HttpRequest) -> HttpResponse:
     on the API's origin) and only that answer is used."""
     try:
         resource = get_client().verify_notification(request.body)  # the raw bytes
-    except (rp.ProtocolError, rp.ClientError) as exc:
-        # Not a notification of this API (refused before anything was sent), or one naming a
-        # resource the API does not serve: a forgery or a mistake, not worth a retry.
+    # Not a notification of this API (refused before anything was sent; its message begins
+    # "notification refused:"), or one naming a resource the API does not serve: a forgery or
+    # a mistake, not worth a retry.
+    except rp.ProtocolError as exc:
+        logger.warning("%s", exc)
+        return HttpResponse(status=400)
+    except rp.ClientError as exc:
         logger.warning("notification refused: %s", exc)
         return HttpResponse(status=400)
     except rp.Error as exc:  # the API could not confirm it now: ask the sender to try again

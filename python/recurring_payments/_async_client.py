@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import _core
 from ._async_resource import AsyncLink, AsyncResource, _send
-from ._client_base import _PROBES, _ClientBase
+from ._client_base import _PROBES, _ClientBase, named_publicly
 from ._notifications import read_notification
 from ._relations import NO_HEADERS
 from ._resource import Resource
@@ -19,7 +19,11 @@ from ._resource_base import attached
 from ._session import Session
 from .errors import LinkNotFoundError
 
+if TYPE_CHECKING:
+    from typing_extensions import Never
 
+
+@named_publicly
 class AsyncClient(_ClientBase):
     """An asyncio client of the API: the constructor and :meth:`from_env` of :class:`Client`;
     requests are coroutines. One client may serve every task (and loop) of a process.
@@ -249,17 +253,25 @@ class _EntryRelation:
         """
         return _entry_link(await self._client.root(), self._name)
 
-    def __call__(self, **variables: Any) -> Coroutine[Any, Any, AsyncResource]:
+    def __call__(self, *positional: Never, **variables: Any) -> Coroutine[Any, Any, AsyncResource]:
         """GET the link; same as :meth:`get` (await the result)."""
+        if positional:
+            return self._refuse_positional(self._name)
         return self.get(**variables)
 
-    async def get(self, **variables: Any) -> AsyncResource:
+    async def get(self, *positional: Never, **variables: Any) -> AsyncResource:
         """GET the link and return the resource.
 
         >>> asyncio.run(aclient.get_creditors.get(reference="democreditor"))["name"]
         'Demo Creditor SAS'
         """
+        if positional:
+            return await self._refuse_positional(f"{self._name}.get")
         return await (await self.link()).get(**variables)
+
+    async def _refuse_positional(self, call: str) -> AsyncResource:
+        # The link's variables name the keywords to use: known once the entry point is.
+        raise (await self.link())._positional_error(call)
 
     async def post(self, body: Any = None, /, **variables: Any) -> AsyncResource:
         """POST ``body`` as JSON to the link (never retried; see the guide "Errors and recovery").

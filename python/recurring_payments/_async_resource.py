@@ -14,6 +14,8 @@ from ._resource_base import _check_rel, _ResourceBase
 from ._session import Session
 
 if TYPE_CHECKING:
+    from typing_extensions import Never
+
     from ._core import _Call
 
 
@@ -73,17 +75,22 @@ class AsyncLink(_LinkBase):
 
     __slots__ = ()
 
-    def __call__(self, **variables: Any) -> Coroutine[Any, Any, AsyncResource]:
-        """GET this link; same as :meth:`get` (await the result)."""
+    def __call__(self, *positional: Never, **variables: Any) -> Coroutine[Any, Any, AsyncResource]:
+        """GET this link; same as :meth:`get` (await the result). Template variables are
+        keyword arguments."""
+        if positional:
+            raise self._positional_error()
         return self.get(**variables)
 
-    async def get(self, **variables: Any) -> AsyncResource:
+    async def get(self, *positional: Never, **variables: Any) -> AsyncResource:
         """GET this link and return the resource.
 
         >>> link = asyncio.run(aclient.get_creditors.link())
         >>> asyncio.run(link.get(reference="democreditor"))["name"]
         'Demo Creditor SAS'
         """
+        if positional:
+            raise self._positional_error(f"{self._call_name()}.get")
         self._warn_if_deprecated()
         session = self._session
         return await _send(session, "GET", self.href, variables, None, self.templated, self.rel)
@@ -140,14 +147,17 @@ class AsyncResource(_ResourceBase[AsyncLink]):
         """
         return await _send(self._session, "GET", self._self_url())
 
-    async def follow(self, rel: str, **variables: Any) -> AsyncResource:
+    async def follow(self, rel: str, *positional: Never, **variables: Any) -> AsyncResource:
         """GET along a relation: the same as awaiting a call of the link.
 
         >>> root = asyncio.run(aclient.root())
         >>> asyncio.run(root.follow("get-creditors", reference="democreditor"))["name"]
         'Demo Creditor SAS'
         """
-        return await self._single_link(rel).get(**variables)
+        link = self._single_link(rel)
+        if positional:
+            raise link._positional_error("follow", f"{rel!r}, ")
+        return await link.get(**variables)
 
     async def pages(self) -> AsyncIterator[AsyncResource]:
         """This page, then every ``next`` page until there is none: ``async for page in

@@ -444,3 +444,34 @@ class _ClientBase:
         # Resources keep the session (to resolve their URLs); only the native client goes.
         self._session.close()
         self._init_root_cache()
+
+
+def named_publicly(cls: type[_C]) -> type[_C]:
+    """``cls`` (``Client`` or ``AsyncClient``) with its own copies of the shared constructor,
+    ``from_env`` and ``with_options``, named ``Client.__init__`` and so on: Python names a
+    function by its qualified name in the ``TypeError`` of a bad call (a missing or unknown
+    argument), and users never see ``_ClientBase``. Same code, defaults and annotations."""
+    for name in ("__init__", "from_env", "with_options"):
+        member = _ClientBase.__dict__[name]
+        if isinstance(member, classmethod):
+            setattr(cls, name, classmethod(_renamed(member.__func__, cls)))
+        else:
+            setattr(cls, name, _renamed(member, cls))
+    return cls
+
+
+def _renamed(function: Any, owner: type) -> Any:
+    qualname = f"{owner.__name__}.{function.__name__}"
+    code = function.__code__
+    if sys.version_info >= (3, 11):  # the name of a call's TypeError: the code's, since 3.11
+        code = code.replace(co_qualname=qualname)
+    twin = type(function)(
+        code, function.__globals__, function.__name__, function.__defaults__, function.__closure__
+    )
+    twin.__kwdefaults__ = function.__kwdefaults__
+    twin.__annotations__ = function.__annotations__
+    twin.__doc__ = function.__doc__
+    twin.__module__ = owner.__module__
+    twin.__qualname__ = qualname  # the name of a call's TypeError on 3.10
+    twin.__dict__.update(function.__dict__)
+    return twin

@@ -298,6 +298,11 @@ class RelIndex:
         Raises ``LinkNotFoundError`` if ``name`` is ambiguous, naming the candidate rels.
         """
 
+    def find_unless_misspelt(self, name: str) -> str | None:
+        """:meth:`find`, but a ``name`` that looks like a misspelling of a rel (the did-you-mean
+        of :meth:`resolve`) raises that ``LinkNotFoundError``; ``None`` when nothing is close.
+        """
+
     def resolve(self, name: str) -> str:
         """The full rel ``name`` designates.
 

@@ -102,6 +102,27 @@ class _LinkBase:
         """
         return self._session.expand(self.href, variables, self.templated, self.rel or None)
 
+    def _call_name(self) -> str:
+        """How a call of this link reads: its attribute (``get_creditors``), else ``link``."""
+        attribute = self._session.short_name(self.rel).replace("-", "_")
+        return attribute if attribute.isidentifier() else "link"
+
+    def _positional_error(self, call: str | None = None, first: str = "") -> TypeError:
+        """The ``TypeError`` of a positional argument to ``call`` (by default this link's
+        attribute name, as in ``client.get_creditors("x")``): a template's variables are
+        keyword arguments, named here as the call would take them. ``first``: the positional
+        arguments the call does take (``follow``'s relation)."""
+        if call is None:
+            call = self._call_name()
+        declared = self._declared()
+        if not declared:
+            short = self._session.short_name(self.rel)
+            return TypeError(f"{call} takes no template variables: link {short!r} is not templated")
+        keywords = ", ".join(f"{name}=..." for name in declared)
+        return TypeError(
+            f"{call} takes template variables as keyword arguments: {call}({first}{keywords})"
+        )
+
     def _warn_if_deprecated(self) -> None:
         if self.deprecation is not None:
             warnings.warn(

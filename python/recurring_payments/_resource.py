@@ -16,6 +16,8 @@ from ._resource_base import _check_rel, _ResourceBase
 from ._session import Session
 
 if TYPE_CHECKING:
+    from typing_extensions import Never
+
     from ._core import _Call
 
 
@@ -88,23 +90,31 @@ class Link(_LinkBase):
 
     __slots__ = ()
 
-    def __call__(self, **variables: Any) -> Resource:
-        """GET this link; same as :meth:`get`.
+    def __call__(self, *positional: Never, **variables: Any) -> Resource:
+        """GET this link; same as :meth:`get`. Template variables are keyword arguments.
 
         >>> client.get_creditors(reference="democreditor").status
         200
+        >>> client.get_creditors("democreditor")
+        Traceback (most recent call last):
+        ...
+        TypeError: ... as keyword arguments: get_creditors(reference=...)
         """
         # The body of `get`, not a call to it: one frame less on the hottest path.
+        if positional:
+            raise self._positional_error()
         if self.deprecation is not None:
             self._warn_if_deprecated()
         return _send(self._session, "GET", self.href, variables, None, self.templated, self.rel)
 
-    def get(self, **variables: Any) -> Resource:
+    def get(self, *positional: Never, **variables: Any) -> Resource:
         """GET this link and return the resource.
 
         >>> client.get_creditors.get(reference="democreditor")["name"]
         'Demo Creditor SAS'
         """
+        if positional:
+            raise self._positional_error(f"{self._call_name()}.get")
         if self.deprecation is not None:
             self._warn_if_deprecated()
         return _send(self._session, "GET", self.href, variables, None, self.templated, self.rel)
@@ -167,13 +177,16 @@ class Resource(_ResourceBase[Link]):
         """
         return _send(self._session, "GET", self._self_url())
 
-    def follow(self, rel: str, **variables: Any) -> Resource:
+    def follow(self, rel: str, *positional: Never, **variables: Any) -> Resource:
         """GET along a relation: the same as calling the link.
 
         >>> client.root().follow("get-creditors", reference="democreditor")["name"]
         'Demo Creditor SAS'
         """
-        return self._single_link(rel).get(**variables)
+        link = self._single_link(rel)
+        if positional:
+            raise link._positional_error("follow", f"{rel!r}, ")
+        return link.get(**variables)
 
     def pages(self) -> Iterator[Resource]:
         """This page, then every ``next`` page until there is none (fetched as you go).
@@ -196,12 +209,18 @@ class Resource(_ResourceBase[Link]):
         """The resources embedded under ``rel`` on this page, then on each ``next`` page,
         fetched as the loop reaches them (one GET per further page, as :meth:`pages`; breaking
         out fetches nothing more). A page without ``rel`` gives none; a single embedded
-        resource is one item. ``rel`` is a relation name as anywhere (full, short, CURIE).
+        resource is one item. ``rel`` is a relation name as anywhere (full, short, CURIE); one
+        that looks like a misspelling of an embedded relation raises the
+        :class:`LinkNotFoundError` of ``res.embedded[rel]`` (did you mean …?).
 
         >>> first = client.get_creditors(reference="democreditor").get_mandates(size=50)
         >>> mandates = list(first.all("mandates"))
         >>> len(mandates), mandates[0]["reference"], mandates[-1].partial
         (120, 'MND-0001', True)
+        >>> next(first.all("mandate"))
+        Traceback (most recent call last):
+        ...
+        recurring_payments.errors.LinkNotFoundError: ... did you mean 'mandates'? ...
 
         A ``next`` link back to a page already seen raises :class:`ProtocolError` instead of
         fetching it again.

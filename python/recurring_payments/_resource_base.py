@@ -378,13 +378,14 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         """The resources embedded under ``rel`` on this page (``all(rel)``): an array's items,
         a single resource as one item, none when the page has no such relation. ``rel`` is
         found as any relation name is (full, short, CURIE); an ambiguous name raises
-        ``LinkNotFoundError``."""
+        ``LinkNotFoundError``, and so does a name that looks like a misspelling of an embedded
+        relation (the did-you-mean of ``res.embedded[rel]``), rather than yield nothing."""
         embedded = self.embedded
         if rel in embedded._raw:
             full: str | None = rel
         else:
             try:
-                full = embedded._names.find(rel)
+                full = embedded._names.find_unless_misspelt(rel)
             except UnicodeEncodeError:  # a lone surrogate: no relation has one
                 full = None
         if full is None:

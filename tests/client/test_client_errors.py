@@ -23,6 +23,30 @@ def test_not_found_carries_the_api_error_body(server: FakeServer, client: rp.Cli
     assert "Bearer" not in str(err) and "authorization" not in err.headers
 
 
+@pytest.mark.parametrize("kind", ["sync", "async"])
+def test_a_base_url_the_sandbox_serves_nothing_at_is_a_404(server: FakeServer, kind: str) -> None:
+    # One segment too many: the token request goes to /v1/oauth/token. The answer names the
+    # real cause, not the headers a token request sends (it was a 406 asking for HAL).
+    settings = {"credentials": server.credentials, "profile": server.profile}
+    if kind == "sync":
+        with rp.Client(server.base_url + "/v1", **settings) as client:
+            with pytest.raises(rp.NotFoundError) as caught:
+                client.root()
+    else:
+
+        async def root() -> None:
+            async with rp.AsyncClient(server.base_url + "/v1", **settings) as client:
+                await client.root()
+
+        with pytest.raises(rp.NotFoundError) as caught:
+            asyncio.run(root())
+    err = caught.value
+    assert (err.status, err.method, err.code) == (404, "POST", 902)
+    assert err.url == server.base_url + "/v1/oauth/token"
+    assert "HTTP 404" in str(err) and "no resource at /v1/oauth/token" in str(err)
+    assert [r.path for r in server.requests] == ["/v1/oauth/token"]
+
+
 def test_client_and_server_errors(server: FakeServer, client: rp.Client) -> None:
     server.route("POST", "/bad", lambda request: (400, {"code": 901, "message": "duplicate"}))
     with pytest.raises(rp.ClientError) as caught:

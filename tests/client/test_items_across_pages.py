@@ -83,6 +83,23 @@ def test_the_relation_is_named_as_anywhere(server: FakeServer, face: str) -> Non
     assert [i["n"] for i in collect(face, server, "/p/1", "other")] == [99]
 
 
+@pytest.mark.parametrize("face", FACES)
+@pytest.mark.parametrize("misspelt", ["item", "itmes", "Items"])
+def test_a_misspelt_relation_raises_before_fetching_more(
+    server: FakeServer, face: str, misspelt: str
+) -> None:
+    add_pages(server)
+    with server.client() as client:
+        with pytest.raises(rp.LinkNotFoundError) as expected:
+            client.get("/p/1").embedded[misspelt]
+    server.clear_requests()
+    with pytest.raises(rp.LinkNotFoundError) as caught:
+        collect(face, server, "/p/1", misspelt)
+    assert str(caught.value) == str(expected.value)
+    assert "did you mean 'items'?" in str(caught.value)
+    assert paths(server) == ["/p/1"]  # nothing fetched after the page that showed it
+
+
 @pytest.mark.attack("hal")
 @pytest.mark.parametrize("face", FACES)
 def test_curies_and_ambiguous_short_names(server: FakeServer, face: str) -> None:

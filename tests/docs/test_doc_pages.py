@@ -80,10 +80,22 @@ def test_the_readme_keeps_the_quick_start_and_links_into_the_site() -> None:
     assert len([file for file in files if file.startswith("docs/")]) >= 10
     for file in files:
         assert (ROOT / file).exists(), f"README links to {file}, which does not exist"
+    # Its documentation list names every guide.
+    guides = {f"docs/guides/{page.name}" for page in (DOCS / "guides").glob("*.md")}
+    assert guides - set(files) == set(), "guides the README does not list"
     # The taste talks to the real API (not run), but it must at least be Python.
     (taste,) = re.findall(r"```python\n(.*?)```", readme, re.DOTALL)
     ast.parse(taste)
     assert "client.get_creditors(reference=" in taste
+
+
+def test_the_retries_row_names_every_status_a_get_is_retried_on() -> None:
+    # The errors guide says which (tests/client/test_call_outcomes.py checks the client).
+    errors_guide = (DOCS / "guides" / "errors.md").read_text()
+    assert "GETs are retried on connection errors, 429, 502, 503 and 504" in errors_guide
+    configuration = (DOCS / "guides" / "configuration.md").read_text()
+    (row,) = [line for line in configuration.splitlines() if line.startswith("| `retries` |")]
+    assert "connection errors and 429/502/503/504" in row
 
 
 def _public_members(klass: type) -> set[str]:

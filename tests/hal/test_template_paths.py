@@ -187,6 +187,75 @@ def test_none_in_a_path_expansion_is_a_type_error(
     assert api_requests(orders) == [] or all(r.path == "/" for r in api_requests(orders))
 
 
+MISSING = [
+    ("/orders/{id}/cancel", "id"),
+    ("/creditors/{ref}/orders", "ref"),
+    ("/orders/{+id}/cancel", "id"),
+    ("{+base}/orders", "base"),
+]
+
+
+def without(client: rp.Client, template: str) -> list[Callable[[], Any]]:
+    """Every way a user calls ``template`` with its path variable left out."""
+    calls: list[Callable[[], Any]] = [
+        lambda: client.get(template),
+        lambda: client.post(template, {"amount": 1}),
+        lambda: client.patch(template, {"amount": 1}),
+    ]
+    if template in LINKS:
+        rel = LINKS[template].replace("-", "_")
+        link = client.root().links[LINKS[template]]
+        calls += [
+            lambda: getattr(client, rel)(),
+            link,
+            link.get,
+            lambda: link.post({"amount": 1}),
+            lambda: link.patch({"amount": 1}),
+            link.expand,
+        ]
+    return calls
+
+
+@pytest.mark.parametrize(("template", "name"), MISSING)
+def test_a_path_variable_left_out_is_a_type_error_before_sending(
+    orders: FakeServer, client: rp.Client, template: str, name: str
+) -> None:
+    client.root()
+    orders.clear_requests()
+    for call in without(client, template):
+        with pytest.raises(TypeError, match=f"variable '{name}' is missing") as caught:
+            call()
+        assert not isinstance(caught.value, rp.Error)
+        assert template in str(caught.value)  # the link's template is absolute
+    assert orders.requests == []  # nothing sent, not even a token request
+    # The plain RFC 6570 engine leaves an undefined variable out.
+    assert "{" not in rp.expand_uri_template(template, {})
+
+
+def test_a_path_variable_left_out_is_named_in_the_message(client: rp.Client) -> None:
+    with pytest.raises(TypeError) as caught:
+        client.post("/orders/{id}/cancel{?reason}", {}, reason="late")
+    assert str(caught.value) == (
+        "URI template variable 'id' is missing for the path of '/orders/{id}/cancel{?reason}': "
+        "a path variable needs a value (a variable is left out only in expansions such as "
+        "{/id} or {?id})"
+    )
+    with pytest.raises(TypeError, match="variable 'id' is missing"):
+        client.get("/orders/{ref,id}/cancel", ref="r-1")
+
+
+def test_optional_expansions_may_be_left_out(server: FakeServer, client: rp.Client) -> None:
+    server.route("GET", "/orders", lambda request: {})
+    server.route("GET", "/orders/{id}", lambda request: {})
+    client.get("/orders{/id}{?q}{&r}")
+    client.get("/orders/x{.fmt}{;p}")
+    client.get("/orders{#frag}")
+    client.get("/orders{?q}/{+after}")
+    sent = [r.path for r in api_requests(server)]
+    assert sent == ["/orders", "/orders/x", "/orders", "/orders/"]
+    assert rp.expand_uri_template("/orders/{id}/cancel", {}) == "/orders//cancel"
+
+
 def test_none_in_a_query_expansion_is_left_out(server: FakeServer, client: rp.Client) -> None:
     server.route("GET", "/orders", lambda request: {})
     server.route("GET", "/orders/{id}", lambda request: {})
@@ -221,3 +290,27 @@ async def test_async_entry_points_refuse_before_sending(
     assert [r.method for r in api_requests(orders)] == ["GET"]  # the entry point, nothing else
     res = await link.post({"amount": 1}, id="o-1")
     assert res["path"] == "/orders/o-1/cancel"
+
+
+@pytest.mark.asyncio
+async def test_async_entry_points_refuse_a_path_variable_left_out(
+    orders: FakeServer, aclient: rp.AsyncClient
+) -> None:
+    link = await aclient.cancel_order.link()
+    orders.clear_requests()
+    for call in (
+        lambda: aclient.get("/orders/{id}/cancel"),
+        lambda: aclient.post("/creditors/{ref}/orders", {"amount": 1}),
+        lambda: aclient.patch("{+base}/orders", {"amount": 1}),
+        lambda: aclient.cancel_order(),
+        lambda: aclient.cancel_order.post({"amount": 1}),
+        lambda: link(),
+        lambda: link.get(),
+        lambda: link.post({"amount": 1}),
+        lambda: link.patch({"amount": 1}),
+    ):
+        with pytest.raises(TypeError, match=r"variable '(id|ref|base)' is missing"):
+            await call()
+    with pytest.raises(TypeError, match="variable 'id' is missing"):
+        link.expand()
+    assert orders.requests == []  # nothing sent, not even a token request

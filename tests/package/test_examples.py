@@ -125,7 +125,9 @@ def test_django_client_from_the_environment(
     assert django_views.get_client().base_url == demo.base_url
 
 
-def test_django_notification_view(demo: FakeServer, django_views: ModuleType) -> None:
+def test_django_notification_view(
+    demo: FakeServer, django_views: ModuleType, caplog: pytest.LogCaptureFixture
+) -> None:
     # The notifications guide's Django view, end to end through Django's test client: the
     # sandbox gives the body the API would POST, the view verifies it through the API.
     from django.test import Client, override_settings
@@ -151,6 +153,11 @@ def test_django_notification_view(demo: FakeServer, django_views: ModuleType) ->
         # A self on the API that it does not serve: one GET, 404, refused.
         missing = b'{"_links": {"self": {"href": "/orders/999999"}}}'
         assert browser.post("/notifications/", missing, content_type=hal).status_code == 400
+        # Each refusal is logged once, its reason saying "notification refused" once.
+        refusals = [r.getMessage() for r in caplog.records if "refused" in r.getMessage()]
+        assert len(refusals) == 3, refusals
+        assert all(m.count("notification refused") == 1 for m in refusals), refusals
+        assert "HTTP 404" in refusals[-1]
         # The API unavailable: 503, so that the sender posts it again.
         demo.fail_next(503, count=3)  # the first attempt and its two retries
         assert browser.post("/notifications/", body, content_type=hal).status_code == 503

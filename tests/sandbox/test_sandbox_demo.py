@@ -222,6 +222,9 @@ def test_mandate_lookups_and_filters(demo: FakeServer) -> None:
     for bad in ({"size": 0}, {"size": 101}, {"page": -1}, {"size": "x"}):
         answer = w.get(w.href(w.root, "search-mandates", **bad))
         assert (answer.status, answer.json["code"]) == (400, 910)
+    for size in ("0", "1000"):  # one true range, whichever side is passed
+        answer = w.get(w.href(w.root, "search-mandates", size=size))
+        assert answer.json["message"] == f'size must be an integer between 1 and 100, not "{size}"'
     beyond = w.get(w.href(w.root, "search-mandates", page=9, size=50)).json
     assert beyond["_embedded"]["mandates"] == []
     assert "next" not in beyond["_links"]

@@ -143,9 +143,30 @@ def test_unknown_path_is_404(http: Http) -> None:
     error(http.api("GET", "/nothing/here"), 404, 902)
 
 
-def test_401_comes_before_404(http: Http) -> None:
-    answer = http.request("GET", "/nothing", headers={"Accept": http.accept()})
-    assert answer.status == 401
+@pytest.mark.parametrize(
+    ("method", "headers"),
+    [
+        ("GET", {"Accept": "application/hal+json"}),  # no token, no profile
+        ("GET", {}),
+        ("POST", {"Accept": "application/json", "Content-Type": "text/plain"}),
+        ("PATCH", {"Authorization": "Bearer nope", "Content-Type": "application/json"}),
+        ("DELETE", {}),
+    ],
+)
+def test_a_path_served_for_no_method_is_404_whatever_the_headers(
+    http: Http, method: str, headers: dict[str, str]
+) -> None:
+    error(http.request(method, "/nothing", b"x", headers), 404, 902)
+    # The token request of a client given a base URL with one segment too many.
+    error(http.request("POST", "/v1/oauth/token", b"grant_type=client_credentials"), 404, 902)
+
+
+def test_a_served_path_checks_the_token_before_its_methods(
+    rp_server: FakeServer, http: Http
+) -> None:
+    rp_server.add_resource("/things/1", {"id": 1})
+    answer = http.request("POST", "/things/1", headers={"Accept": http.accept()})
+    error(answer, 401, 903)
 
 
 @pytest.fixture

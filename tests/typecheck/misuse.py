@@ -18,6 +18,9 @@ def sync_misuse(client: rp.Client, res: rp.Resource, token: rp.Token) -> None:
     client.post("/orders")  # type: ignore[call-arg]
     client.patch("/orders/1")  # type: ignore[call-arg]
     client.get("/orders", "o-1")  # type: ignore[call-arg]
+    client.get_creditors("democreditor")  # type: ignore[arg-type]
+    client.get_creditors.get("democreditor")  # type: ignore[arg-type]
+    res.follow("get-creditors", "democreditor")  # type: ignore[arg-type]
     res.url.startswith("https")  # type: ignore[union-attr]
     token.scope = "api_admin"  # type: ignore[misc]
     rp.AppCredentials("a", "b").app_secret = "c"  # type: ignore[misc]
@@ -34,4 +37,6 @@ async def async_misuse(client: rp.AsyncClient, server: FakeServer) -> None:
     with client:  # type: ignore[attr-defined]
         pass
     server.fail_next("503")  # type: ignore[arg-type]
+    await client.get_creditors("democreditor")  # type: ignore[arg-type]
+    await (await client.root()).follow("get-creditors", "x")  # type: ignore[arg-type]
     del res

@@ -216,6 +216,18 @@ impl RelIndex {
         }
     }
 
+    /// Like `find`, but a name that designates nothing while looking like a misspelling of one
+    /// that does (the did-you-mean of `resolve`) is `resolve`'s `LinkNotFound`: `all("mandate")`
+    /// on a page of `mandates` would otherwise yield nothing, silently.
+    pub fn find_unless_misspelt(&self, name: &str) -> Result<Option<&str>> {
+        match self.lookup(name) {
+            Lookup::Found(rel) => Ok(Some(rel)),
+            Lookup::Ambiguous(rels) => Err(self.ambiguous(name, &rels)),
+            Lookup::Missing if self.suggestions(name).is_empty() => Ok(None),
+            Lookup::Missing => Err(self.missing(name)),
+        }
+    }
+
     /// `resolve` for a Python attribute (see `lookup_attribute`).
     pub fn resolve_attribute(&self, name: &str) -> Result<&str> {
         match self.lookup_attribute(name) {

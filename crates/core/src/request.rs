@@ -156,7 +156,28 @@ fn expand_declared(template: &str, variables: &Variables, name: Option<&str>) ->
             unknown.join(", ")
         )));
     }
+    refuse_missing_path_variables(&parsed, variables)?;
     expand_parsed(&parsed, variables)
+}
+
+/// A variable of a `{v}` or `{+v}` expansion in the path that the call does not give is an
+/// `UnknownVariable` (Python `TypeError`), as `None` there is (docs/concepts.md): undefined, RFC
+/// 6570 would leave it out and address another resource. `expand_uri_template` stays plain
+/// RFC 6570 and does not come here.
+fn refuse_missing_path_variables(
+    parsed: &template::Parsed<'_>,
+    variables: &Variables,
+) -> Result<()> {
+    let mut required = parsed.required_variables();
+    match required.find(|r| !variables.names.iter().any(|n| n == r)) {
+        None => Ok(()),
+        Some(name) => Err(Error::UnknownVariable(format!(
+            "URI template variable {} is missing for the path of {}: a path variable needs a \
+             value (a variable is left out only in expansions such as {{/{name}}} or {{?{name}}})",
+            single_quoted(name),
+            single_quoted(parsed.template())
+        ))),
+    }
 }
 
 /// Expand `template` (no check of unknown names: `expand_uri_template` takes any mapping).
@@ -440,6 +461,19 @@ mod tests {
             if m == "'/o/{id}' got unexpected variable(s) 'ref'; it declares id"));
         let err = prepare("GET", "/o/{id}", vars(&[("id", None)])).unwrap_err();
         assert!(matches!(err, Error::UnknownVariable(ref m) if m.contains("is None")));
+        let err = prepare("POST", "/o/{id}/cancel{?q}", vars(&[("q", Some("x"))])).unwrap_err();
+        assert!(
+            matches!(err, Error::UnknownVariable(ref m) if m == "URI template variable 'id' \
+            is missing for the path of '/o/{id}/cancel{?q}': a path variable needs a value (a \
+            variable is left out only in expansions such as {/id} or {?id})")
+        );
+        let err = prepare("GET", "{+base}/o", Variables::default()).unwrap_err();
+        assert!(matches!(err, Error::UnknownVariable(ref m) if m.contains("'base' is missing")));
+        let optional = "/o{/id}{.f}{;p}{?q}{&r}{#s}/{+t}";
+        let p = prepare("GET", optional, Variables::default()).unwrap();
+        assert_eq!(p.url.as_str(), "https://api.example.com/o/");
+        // The plain RFC 6570 engine leaves an undefined path variable out.
+        assert_eq!(expand("/o/{id}/x", &Variables::default()).unwrap(), "/o//x");
         let err = Target::new(
             "/o".into(),
             Some(false),

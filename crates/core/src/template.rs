@@ -53,6 +53,18 @@ impl<'t> Parsed<'t> {
         unique_names(self.expressions.iter().filter(|e| e.fills_path())).into_iter()
     }
 
+    /// The names of the path variables a call must give (`{v}`, `{+v}` before any `?` or `#`):
+    /// left out, they would address another resource (`/orders/{id}` the collection,
+    /// `/orders/{id}/cancel` the path `/orders//cancel`); `{/v}` is its author's way to make a
+    /// segment optional. In order, repeated as the template repeats them (no allocation: it
+    /// runs every call).
+    pub fn required_variables(&self) -> impl Iterator<Item = &'t str> + '_ {
+        self.expressions
+            .iter()
+            .filter(|e| e.needs_value())
+            .flat_map(|e| e.specs.iter().map(|spec| spec.name))
+    }
+
     /// std-uritemplate's checks of its own (literals, modifiers), without expanding anything.
     pub fn check(&self) -> Result<()> {
         std_expand(self.template, &HashMap::new()).map(drop)
@@ -266,6 +278,11 @@ impl Expression<'_> {
     /// expansions cannot reach the path.
     fn fills_path(&self) -> bool {
         self.in_path && matches!(self.operator, None | Some(b'+' | b'/'))
+    }
+
+    /// Simple or reserved expansion in the path: left out, it leaves an empty segment or none.
+    fn needs_value(&self) -> bool {
+        self.in_path && matches!(self.operator, None | Some(b'+'))
     }
 }
 
@@ -994,6 +1011,29 @@ mod tests {
         assert!(path_variables("/a{#f}{y}").unwrap().is_empty());
         assert!(path_variables("/a{&q}{y}").unwrap().is_empty());
         assert!(matches!(path_variables("/a{"), Err(Error::Template(_))));
+    }
+
+    fn required_variables(template: &str) -> Result<Vec<&str>> {
+        Ok(Parsed::new(template)?.required_variables().collect())
+    }
+
+    #[test]
+    fn required_variables_are_the_simple_and_reserved_ones_before_the_query() {
+        assert_eq!(
+            required_variables("/o/{id}{/sub}{.fmt}{;p}{?q}{+r}").unwrap(),
+            ["id"]
+        );
+        assert_eq!(
+            required_variables("{+base}/o/{a,b}/x{.f}{/c}").unwrap(),
+            ["base", "a", "b"]
+        );
+        assert_eq!(required_variables("/o/{id}/x/{id}").unwrap(), ["id", "id"]);
+        assert!(required_variables("/o{/id}{#f}").unwrap().is_empty());
+        assert!(required_variables("/a?x={y}").unwrap().is_empty());
+        assert!(required_variables("/a{?q}/{y}{+z}").unwrap().is_empty());
+        assert!(required_variables("/a#{y}").unwrap().is_empty());
+        assert!(required_variables("/a{&q}{y}").unwrap().is_empty());
+        assert!(matches!(required_variables("/a{"), Err(Error::Template(_))));
     }
 
     #[test]

@@ -52,6 +52,11 @@ impl RelIndex {
         Ok(self.inner.find(name)?.map(str::to_owned))
     }
 
+    /// `find`, but a near miss of a relation (a did-you-mean) is `resolve`'s LinkNotFoundError.
+    fn find_unless_misspelt(&self, name: &str) -> Outcome<Option<String>> {
+        Ok(self.inner.find_unless_misspelt(name)?.map(str::to_owned))
+    }
+
     /// The full rel `name` designates; LinkNotFoundError if none or ambiguous.
     fn resolve(&self, name: &str) -> Outcome<String> {
         Ok(self.inner.resolve(name)?.to_owned())

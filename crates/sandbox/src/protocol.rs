@@ -1,7 +1,8 @@
 //! The request rules of the spec, applied to every request.
 //!
-//! Order of the checks for API requests: method (405), `Accept` (406), bearer token (401),
-//! route (404, or 405 with the path's own `Allow`), body type (415), body JSON (400).
+//! Order of the checks for API requests: a path served for no method (404, whatever the
+//! headers), method (405), `Accept` (406), bearer token (401), the path's methods (405 with
+//! its own `Allow`), body type (415), body JSON (400).
 //!
 //! Every resource served (a 200 or 201 with a body: entry point, static resources, handlers'
 //! answers) carries a strong `ETag` of its bytes (see `etag.rs`), unless a handler set its own.
@@ -175,6 +176,18 @@ async fn api(
     headers: &HeaderMap,
     entry: &Arc<Entry>,
 ) -> Response<Body> {
+    // A path served for no method is a 404 whatever else is wrong: a client pointed at the
+    // wrong base URL learns that, not what its headers lack.
+    let lookup = match site.shared.store.read() {
+        Ok(store) => store.lookup(method, &entry.path),
+        Err(_) => return api_error(500, 900, "sandbox store unavailable"),
+    };
+    // The 405 of a path served for other methods comes after the token check, as before.
+    let route = match lookup {
+        Lookup::Found(target, params) => Ok((target, params)),
+        Lookup::MethodNotAllowed(allowed) => Err(method_not_allowed(method, entry, &allowed)),
+        Lookup::NotFound => return api_error(404, 902, &format!("no resource at {}", entry.path)),
+    };
     if ![Method::GET, Method::POST, Method::PATCH].contains(method) {
         let mut r = api_error(405, 905, &format!("method {method} is not allowed"));
         r.headers_mut()
@@ -199,26 +212,9 @@ async fn api(
         Ok(scope) => scope,
         Err((error, message)) => return unauthorized(error, message),
     };
-    let (target, path_params) = match site.shared.store.read() {
-        Ok(store) => match store.lookup(method, &entry.path) {
-            Lookup::Found(target, params) => (target, params),
-            Lookup::NotFound => {
-                return api_error(404, 902, &format!("no resource at {}", entry.path))
-            }
-            Lookup::MethodNotAllowed(allowed) => {
-                let allow: Vec<&str> = allowed.iter().map(Method::as_str).collect();
-                let mut r = api_error(
-                    405,
-                    905,
-                    &format!("method {method} is not allowed on {}", entry.path),
-                );
-                if let Ok(v) = HeaderValue::from_str(&allow.join(", ")) {
-                    r.headers_mut().insert(header::ALLOW, v);
-                }
-                return r;
-            }
-        },
-        Err(_) => return api_error(500, 900, "sandbox store unavailable"),
+    let (target, path_params) = match route {
+        Ok(found) => found,
+        Err(refusal) => return refusal,
     };
     if let Some(refusal) = check_body(method, headers, entry) {
         return refusal;
@@ -247,6 +243,20 @@ async fn api(
             }
         }
     }
+}
+
+/// The 405 of a path served for the `allowed` methods only, with its own `Allow`.
+fn method_not_allowed(method: &Method, entry: &Entry, allowed: &[Method]) -> Response<Body> {
+    let allow: Vec<&str> = allowed.iter().map(Method::as_str).collect();
+    let mut r = api_error(
+        405,
+        905,
+        &format!("method {method} is not allowed on {}", entry.path),
+    );
+    if let Ok(v) = HeaderValue::from_str(&allow.join(", ")) {
+        r.headers_mut().insert(header::ALLOW, v);
+    }
+    r
 }
 
 /// The scope of a valid, unexpired bearer token, or the OAuth error code (none when no

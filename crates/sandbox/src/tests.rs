@@ -107,6 +107,31 @@ fn serves_and_stops() {
 }
 
 #[test]
+fn a_path_served_for_no_method_is_a_404_whatever_the_headers() {
+    let sandbox = Sandbox::new(Config::default());
+    let urls = sandbox.start().unwrap();
+    let code = |raw_head: &str| {
+        let (status, _, body) = request(&urls.base_url, raw_head, "");
+        (
+            status,
+            serde_json::from_str::<Value>(&body).unwrap()["code"].clone(),
+        )
+    };
+    // A client given the base URL + "/v1": its token request goes to /v1/oauth/token.
+    let head = "POST /v1/oauth/token HTTP/1.1\r\nAccept: application/json";
+    assert_eq!(code(head), (404, json!(902)));
+    assert_eq!(code("DELETE /nothing HTTP/1.1"), (404, json!(902)));
+    assert_eq!(
+        code("PATCH /nothing HTTP/1.1\r\nContent-Type: text/plain"),
+        (404, json!(902))
+    );
+    // A path that is served keeps the order of the other checks.
+    assert_eq!(code("GET / HTTP/1.1"), (406, json!(906)));
+    assert_eq!(code("DELETE / HTTP/1.1"), (405, json!(905)));
+    sandbox.stop();
+}
+
+#[test]
 fn serves_https_with_a_ca_of_its_own() {
     let sandbox = Sandbox::new(Config {
         tls: true,

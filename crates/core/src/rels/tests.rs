@@ -445,6 +445,27 @@ fn did_you_mean_and_available_names() {
 }
 
 #[test]
+fn find_unless_misspelt_refuses_only_a_near_miss() {
+    let idx = index(&["self", "mandates", "orders"], Some(NS));
+    assert_eq!(
+        idx.find_unless_misspelt("mandates").unwrap(),
+        Some("mandates")
+    );
+    assert_eq!(idx.find_unless_misspelt("payments").unwrap(), None);
+    let err = idx.find_unless_misspelt("mandate").unwrap_err();
+    assert_eq!(
+        err.to_string(),
+        idx.resolve("mandate").unwrap_err().to_string(),
+        "the error of res.embedded[rel]"
+    );
+    assert!(err.to_string().contains("did you mean 'mandates'?"));
+    assert_eq!(
+        index(&[], None).find_unless_misspelt("mandates").unwrap(),
+        None
+    );
+}
+
+#[test]
 fn did_you_mean_a_full_rel() {
     let rel = "https://api.example.com/alps#get-creditors";
     let idx = index(&["self", rel], Some(NS));

@@ -9,6 +9,7 @@ mod data;
 mod mandates;
 mod orders;
 
+use std::ops::RangeInclusive;
 use std::sync::{Arc, Mutex};
 
 use hyper::http::Method;
@@ -183,12 +184,11 @@ fn creditor(_: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
 /// A page of a collection: `_embedded.<name>`, the `page` object, and `self`/`first`/`last`/
 /// `next`/`prev` links that keep the request's other query parameters.
 pub(crate) fn page(request: &HandlerRequest, name: &str, items: Vec<Value>) -> Reply {
-    let number = match query_number(request, "page", 0, u32::MAX as usize) {
+    let number = match query_number(request, "page", 0, 0..=u32::MAX as usize) {
         Ok(n) => n,
         Err(reply) => return reply,
     };
-    let size = match query_number(request, "size", 20, 100) {
-        Ok(0) => return invalid("size must be between 1 and 100"),
+    let size = match query_number(request, "size", 20, 1..=100) {
         Ok(n) => n,
         Err(reply) => return reply,
     };
@@ -236,21 +236,24 @@ pub(crate) fn page(request: &HandlerRequest, name: &str, items: Vec<Value>) -> R
     )
 }
 
+/// The query parameter `name` as a number in `range`, `default` when absent; else a 400 (910)
+/// that states the range.
 fn query_number(
     request: &HandlerRequest,
     name: &str,
     default: usize,
-    max: usize,
+    range: RangeInclusive<usize>,
 ) -> Result<usize, Reply> {
     match request.query(name) {
         None => Ok(default),
         Some(text) => text
             .parse::<usize>()
             .ok()
-            .filter(|n| *n <= max)
+            .filter(|n| range.contains(n))
             .ok_or_else(|| {
+                let (min, max) = (range.start(), range.end());
                 invalid(&format!(
-                    "{name} must be an integer between 0 and {max}, not {text:?}"
+                    "{name} must be an integer between {min} and {max}, not {text:?}"
                 ))
             }),
     }
