@@ -102,7 +102,8 @@ class Token:
 # start and end (Unix ns), token request, resend count, the exception class name or None, the
 # response's request id or None.
 _AttemptRecord = tuple[str, str, int | None, int, int, bool, int, str | None, str | None]
-# One command to the token store (API.md §10): op, start and end (Unix ns), error type or None.
+# One command to the token store (docs/guides/fleets.md): op, start and end (Unix ns), error type or
+# None.
 _StoreRecord = tuple[str, int, int, str | None]
 
 # Called with the attempts, the template the request was expanded from (or None), and the
@@ -111,9 +112,10 @@ _Recorder = Callable[[list[_AttemptRecord], str | None, list[_StoreRecord]], obj
 
 @final
 class CallOptions:
-    """The settings of a client derived by ``with_options`` (API.md §11): each one given
-    replaces the client's for every call made through it; ``headers`` replaces the client's
-    ``headers=`` (already merged by name). Checked as the constructor checks them."""
+    """The settings of a client derived by ``with_options``
+    (docs/guides/configuration.md#per-call-settings): each one given replaces the client's for every
+    call made through it; ``headers`` replaces the client's ``headers=`` (already merged by name).
+    Checked as the constructor checks them."""
 
     def __new__(
         cls,

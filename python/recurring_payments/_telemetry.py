@@ -1,4 +1,5 @@
-"""OpenTelemetry (API.md §9): a CLIENT span and a duration measurement per HTTP attempt.
+"""OpenTelemetry (docs/guides/observability-otel.md): a CLIENT span and a duration measurement per
+HTTP attempt.
 
 Imported only when ``opentelemetry-api`` is installed, a client has ``telemetry=True`` and the
 application has imported OpenTelemetry (``_session.telemetry_for_clients``). The attempts happen
@@ -43,7 +44,7 @@ _duration = _meter.create_histogram(
 )
 
 Record = tuple[str, str, "int | None", int, int, bool, int, "str | None", "str | None"]
-# A token store command (API.md §10): (op, start_ns, end_ns, error_type | None).
+# A token store command (docs/guides/fleets.md): (op, start_ns, end_ns, error_type | None).
 StoreRecord = tuple[str, int, int, "str | None"]
 
 
@@ -133,7 +134,7 @@ class Recorder:
 def _record_store(
     parent: otel_context.Context, op: str, start: int, end: int, error: str | None
 ) -> None:
-    """One command to the fleet's token store (API.md §10): a span named
+    """One command to the fleet's token store (docs/guides/fleets.md): a span named
     ``recurring_payments.token_store``, ``error.type`` set when it failed."""
     attributes: dict[str, str] = {"db.system.name": "redis", "db.operation.name": op}
     if error is not None:
@@ -179,7 +180,9 @@ def _record(
     span_attributes["url.full"] = url
     if resends:
         span_attributes["http.request.resend_count"] = resends
-    if request_id is not None:  # API.md §11: what support asks for, on the attempt's span
+    # docs/guides/errors.md#conflicts-rate-limits-and-request-ids: what support asks for, on the
+    # attempt's span
+    if request_id is not None:
         span_attributes["recurring_payments.request_id"] = request_id
     name = method if template is None else f"{method} {template}"
     span = _tracer.start_span(
@@ -211,7 +214,7 @@ def _server(url: str) -> tuple[str, int]:
 def start() -> Recorder | None:
     """In the caller's context: the call's recorder, or None when there is nothing to
     propagate nor to record (no SDK configured and an empty context: the common no-op case
-    costs two lookups, API.md §9's budget)."""
+    costs two lookups, docs/guides/observability-otel.md's budget)."""
     parent = otel_context.get_current()
     # Whether an SDK may record what we give it (its providers are set once, never unset).
     recording = (

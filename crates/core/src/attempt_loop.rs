@@ -1,9 +1,9 @@
-//! The loop of attempts of one request over a wire (wire.rs), as API.md §2 and §8 say: a GET
-//! is sent again after a failure on the wire and after 429/502/503/504 (honouring
-//! `Retry-After`); any method is sent again when nothing of it was written; nothing that may
-//! have been written is sent again unless it is a GET. Pauses back off; no pause or attempt
-//! goes past the call's deadline; every attempt is logged (attempts.rs). What may be sent again
-//! is read from the failure's phase, never from its message.
+//! The loop of attempts of one request over a wire (wire.rs), as docs/guarantees.md#no-double-send
+//! says: a GET is sent again after a failure on the wire and after 429/502/503/504 (honouring
+//! `Retry-After`); any method is sent again when nothing of it was written; nothing that may have
+//! been written is sent again unless it is a GET. Pauses back off; no pause or attempt goes past
+//! the call's deadline; every attempt is logged (attempts.rs). What may be sent again is read from
+//! the failure's phase, never from its message.
 
 use std::time::{Duration, Instant, SystemTime};
 
@@ -13,7 +13,8 @@ use crate::attempts::{self, Attempt};
 use crate::error::{Error, Result};
 use crate::wire::{Driver, Limits, Outgoing, Phase, Response, Wire, WireError};
 
-/// The moment a call must be over by (`total_timeout`, API.md §8), and its length for messages.
+/// The moment a call must be over by (`total_timeout`, docs/guarantees.md#deadline), and its length
+/// for messages.
 #[derive(Debug, Clone, Copy)]
 pub struct Deadline {
     pub at: Instant,
@@ -118,8 +119,9 @@ pub async fn send<W: Wire>(
                 (Ok(response), again)
             }
             Err(WireError::Failed(failure)) => {
-                // Nothing written: sending it again cannot duplicate it (§8). Perhaps written:
-                // a GET only, and not after a timeout (§2).
+                // Nothing written: sending it again cannot duplicate it
+                // (docs/guarantees.md#no-double-send). Perhaps written:
+                // a GET only, and not after a timeout (docs/guarantees.md#no-double-send).
                 let again = failure.phase == Phase::BeforeWrite || (idempotent && !failure.timeout);
                 (
                     Err(failure.into_error(&request.method, request.url.as_str())),

@@ -1,6 +1,6 @@
-//! What telemetry needs of each attempt (API.md §9): the wall-clock times a span is given,
-//! the class of the exception the boundary raises for a failed attempt, which attempts were
-//! token requests and how many times the caller's request had been sent before.
+//! What telemetry needs of each attempt (docs/guides/observability-otel.md): the wall-clock times a
+//! span is given, the class of the exception the boundary raises for a failed attempt, which
+//! attempts were token requests and how many times the caller's request had been sent before.
 //!
 //! The transport fills an `Attempt` per HTTP attempt; the client marks the token requests and
 //! numbers the resends; the bindings hand the records to Python once the call is over.
@@ -29,7 +29,8 @@ pub struct Attempt {
     pub resend_count: u32,
     /// The exception class the boundary raises for this attempt's failure (no response came).
     pub error_kind: Option<&'static str>,
-    /// The response's request id (API.md §11), for the log line and the span.
+    /// The response's request id (docs/guides/errors.md#conflicts-rate-limits-and-request-ids), for
+    /// the log line and the span.
     pub request_id: Option<String>,
 }
 

@@ -112,7 +112,8 @@ mod tests {
             }
             other => panic!("expected a protocol error with its response, got {other:?}"),
         }
-        // An earlier hop processed the write: the call's outcome is unknown (API.md §8).
+        // An earlier hop processed the write: the call's outcome is unknown
+        // (docs/guarantees.md#outcome).
         assert!(error.outcome_unknown());
         assert_eq!(log[0].error_kind, Some("ProtocolError"));
     }

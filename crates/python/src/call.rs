@@ -1,7 +1,7 @@
 //! One call as it crosses from Python into Rust: the request value that `_resource._send` and
 //! `_async_resource._send` build once per call, and the per-call options of a client derived by
-//! `with_options` (API.md §11). Only conversions here; the checks and the policy are the core's
-//! (`rp_core::request`).
+//! `with_options` (docs/guides/configuration.md#per-call-settings). Only conversions here; the
+//! checks and the policy are the core's (`rp_core::request`).
 
 use std::sync::Arc;
 

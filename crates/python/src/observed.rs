@@ -1,7 +1,8 @@
 //! The attempts of a call, observed (DEBUG lines, telemetry) also when the call is dropped
 //! before it ends: its awaiting task cancelled, or its sync wait interrupted (a
-//! KeyboardInterrupt). Every attempt that happened is a span (API.md §9); the one under way
-//! ends then, failed (`attempts::cancel_pending`). They were dropped with the call's future.
+//! KeyboardInterrupt). Every attempt that happened is a span (docs/guides/observability-otel.md);
+//! the one under way ends then, failed (`attempts::cancel_pending`). They were dropped with the
+//! call's future.
 
 use std::sync::{Mutex, PoisonError};
 

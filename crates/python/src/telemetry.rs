@@ -1,5 +1,5 @@
-//! The attempts of a call handed to its telemetry recorder (API.md §9; the recorder is built by
-//! `python/recurring_payments/_telemetry.py` in the caller's context).
+//! The attempts of a call handed to its telemetry recorder (docs/guides/observability-otel.md; the
+//! recorder is built by `python/recurring_payments/_telemetry.py` in the caller's context).
 
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
@@ -11,7 +11,7 @@ use rp_core::auth::StoreEvent;
 /// `(method, url, status | None, start_ns, end_ns, token_request, resend_count, error_kind | None,
 /// request_id | None)`,
 /// the template the request was expanded from (`Prepared::template`) or None, and the token
-/// store's commands (§10) as `(op, start_ns, end_ns, error_type | None)`.
+/// store's commands (docs/guides/fleets.md) as `(op, start_ns, end_ns, error_type | None)`.
 /// Only with the GIL and no Rust lock held: on the caller's thread (sync) or the completion
 /// thread (asyncio), never on a tokio worker. A failing recorder never fails the call.
 pub(crate) fn record(

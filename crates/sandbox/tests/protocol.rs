@@ -1,7 +1,7 @@
-//! The protocol's rules (API.md §3, §8) checked in `cargo test`: `rp_core::client::Client`
-//! against a real sandbox on loopback, with what the server received read from its journal.
-//! Here because the sandbox depends on the core (a dev-dependency of the core on the sandbox
-//! would build the core twice).
+//! The protocol's rules (docs/concepts.md#tokens, docs/guarantees.md) checked in `cargo test`:
+//! `rp_core::client::Client` against a real sandbox on loopback, with what the server received read
+//! from its journal. Here because the sandbox depends on the core (a dev-dependency of the core on
+//! the sandbox would build the core twice).
 
 // The helpers below are test code too: a setup step that fails stops the test, with its message.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
