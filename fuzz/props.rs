@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use rp_core::hal::{self, Curie, Document, Link, OneOrMany};
+use rp_core::hal::{self, Document, Link, OneOrMany};
+use rp_core::rels::Curie;
 use rp_core::rels::Lookup;
 use rp_core::template::{self, Value};
 use serde_json::{Map, Value as Json};

@@ -13,16 +13,17 @@ use http::Method;
 use url::Url;
 
 use crate::attempt_loop::Deadline;
-use crate::attempts::{self, Attempt};
 use crate::auth::{Credentials, StoreEvent, StoreSpec, Token, TokenCache};
 use crate::error::{Error, Result};
 use crate::media;
+use crate::proxy::ProxySetting;
+use crate::records::{self, Attempt};
 use crate::request::{extra_headers, seconds, CallOptions, Prepared, Request};
 use crate::runtime::PerProcess;
 use crate::template;
 use crate::text::double_quoted;
 use crate::tls::Verify;
-use crate::transport::{header_value, ProxySetting, Transport, TransportConfig};
+use crate::transport::{header_value, Transport, TransportConfig};
 use crate::wire::{Driver, Outgoing, Response};
 
 #[derive(Debug, Clone)]
@@ -204,7 +205,7 @@ impl Client {
             Ok(outcome) => outcome,
             Err(_) => Err(deadline.exceeded("POST", self.token_url.as_str(), false)),
         };
-        attempts::settle(log, outcome.as_ref().err());
+        records::settle(log, outcome.as_ref().err());
         outcome
     }
 
@@ -239,7 +240,7 @@ impl Client {
                 Err(deadline.exceeded(trace.method, &trace.url, trace.writing || trace.processed))
             }
         };
-        attempts::settle(log, outcome.as_ref().err());
+        records::settle(log, outcome.as_ref().err());
         // A failure after a POST/PATCH of this call was processed (answered by 301/302/303):
         // the call's outcome is unknown to the caller even though this hop was a GET, whatever
         // the failure (a 401 that stays, a refused Location, a transport error:
@@ -430,7 +431,7 @@ impl Client {
         let sent = (self.transport)
             .send(&outgoing, options, driver, log, deadline)
             .await;
-        attempts::mark_token_requests(log.get_mut(first..).unwrap_or_default());
+        records::mark_token_requests(log.get_mut(first..).unwrap_or_default());
         let response = sent.map_err(|e| e.with_outcome_unknown(false))?;
         match response.status {
             200..=299 => Token::from_response(&response.body, self.scope).map_err(|e| {

@@ -8,16 +8,15 @@ use std::time::Duration;
 
 use http::header::{HeaderName, HeaderValue};
 
-pub use crate::attempt_loop::Deadline;
+use crate::attempt_loop::Deadline;
 use crate::attempt_loop::{self, Policy};
-use crate::attempts::Attempt;
 use crate::error::{Error, Result};
-pub use crate::hyper_wire::release_unused_here;
 use crate::hyper_wire::{HyperWire, WireSettings};
-pub use crate::proxy::ProxySetting;
+use crate::proxy::ProxySetting;
+use crate::records::Attempt;
 use crate::request::CallOptions;
 use crate::tls::Verify;
-pub use crate::wire::{is_write, pairs, Driver, Outgoing, Response};
+use crate::wire::{Driver, Outgoing, Response};
 
 #[derive(Debug, Clone)]
 pub struct TransportConfig {

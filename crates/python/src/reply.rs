@@ -5,11 +5,11 @@
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use rp_core::attempts::Attempt;
 use rp_core::auth::StoreEvent;
 use rp_core::error::Error;
+use rp_core::records::Attempt;
 use rp_core::reply::Reply;
-use rp_core::transport::Response;
+use rp_core::wire::Response;
 
 use super::{convert, document, telemetry};
 

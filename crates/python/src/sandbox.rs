@@ -18,7 +18,7 @@ use rp_core::error::Error;
 use rp_sandbox::error::SandboxError;
 use rp_sandbox::faults::Raw;
 use rp_sandbox::journal::Entry;
-use rp_sandbox::store::{Handler, HandlerFailure, HandlerRequest, Reply};
+use rp_sandbox::store::{Handler, HandlerFailure, HandlerReply, HandlerRequest};
 use rp_sandbox::{Config, Sandbox};
 
 /// The native sandbox server; use `recurring_payments.testing.FakeServer`.
@@ -41,24 +41,18 @@ fn sandbox_error(error: SandboxError) -> PyErr {
     }
 }
 
-fn seconds(value: f64, what: &str) -> PyResult<Duration> {
+/// The wrapper (`recurring_payments.testing`) checks every argument; this conversion only keeps
+/// a value that is no duration from panicking when `_core` is called directly.
+fn duration(value: f64, what: &str) -> PyResult<Duration> {
     Duration::try_from_secs_f64(value).map_err(|_| {
         PyValueError::new_err(format!("{what} must be a finite number >= 0, not {value}"))
     })
 }
 
-fn count(value: i64) -> PyResult<u32> {
-    u32::try_from(value)
-        .ok()
-        .filter(|c| *c >= 1)
-        .ok_or_else(|| PyValueError::new_err(format!("count must be >= 1, not {value}")))
-}
-
 #[pymethods]
 impl SandboxServer {
+    // Every argument is given by the wrapper, whose signature holds the defaults users see.
     #[new]
-    // `host: &str` with a literal default, so the runtime signature shows "127.0.0.1".
-    #[pyo3(signature = (token_ttl=960.0, demo=false, host="127.0.0.1", port=0, journal_limit=100_000, tls=false))]
     fn new(
         token_ttl: f64,
         demo: bool,
@@ -68,7 +62,7 @@ impl SandboxServer {
         tls: bool,
     ) -> PyResult<Self> {
         // 0 is allowed: tokens announced with `expires_in: 0` (see `Tokens::issue`).
-        let ttl = seconds(token_ttl, "token_ttl")?;
+        let ttl = duration(token_ttl, "token_ttl")?;
         let config = Config {
             host: host.to_owned(),
             port,
@@ -177,8 +171,8 @@ impl SandboxServer {
         self.inner.expire_tokens();
     }
 
-    fn advance_clock(&self, seconds_: f64) -> PyResult<()> {
-        self.inner.advance_clock(seconds(seconds_, "seconds")?);
+    fn advance_clock(&self, seconds: f64) -> PyResult<()> {
+        self.inner.advance_clock(duration(seconds, "seconds")?);
         Ok(())
     }
 
@@ -187,48 +181,45 @@ impl SandboxServer {
         self.inner.clock().as_secs_f64()
     }
 
-    #[pyo3(signature = (status, count_, path, headers))]
     fn fail_next(
         &self,
         status: u16,
-        count_: i64,
+        count: u32,
         path: Option<&str>,
         headers: Vec<(String, String)>,
     ) -> PyResult<()> {
         self.inner
-            .fail_next(status, count(count_)?, path, headers)
+            .fail_next(status, count, path, headers)
             .map_err(sandbox_error)
     }
 
-    fn drop_next(&self, count_: i64, path: Option<&str>) -> PyResult<()> {
-        self.inner.drop_next(count(count_)?, path);
-        Ok(())
+    fn drop_next(&self, count: u32, path: Option<&str>) {
+        self.inner.drop_next(count, path);
     }
 
-    fn delay_next(&self, seconds_: f64, count_: i64, path: Option<&str>) -> PyResult<()> {
+    fn delay_next(&self, seconds: f64, count: u32, path: Option<&str>) -> PyResult<()> {
         self.inner
-            .delay_next(seconds(seconds_, "seconds")?, count(count_)?, path);
+            .delay_next(duration(seconds, "seconds")?, count, path);
         Ok(())
     }
 
-    fn malformed_next(&self, count_: i64, path: Option<&str>) -> PyResult<()> {
-        self.inner.malformed_next(count(count_)?, path);
-        Ok(())
+    fn malformed_next(&self, count: u32, path: Option<&str>) {
+        self.inner.malformed_next(count, path);
     }
 
     /// `reply`: the answer to serve, a dict with the keys of [`RawReply`].
-    fn respond_next(&self, reply: RawReply, count_: i64, path: Option<&str>) -> PyResult<()> {
+    fn respond_next(&self, reply: RawReply, count: u32, path: Option<&str>) -> PyResult<()> {
         let raw = Raw {
             status: reply.status,
             headers: reply.headers,
             body: Bytes::from(reply.body),
             repeat: reply.repeat,
             cut_after: reply.cut_after,
-            chunk_delay: seconds(reply.chunk_delay, "chunk_delay")?,
+            chunk_delay: duration(reply.chunk_delay, "chunk_delay")?,
             chunked: reply.chunked,
         };
         self.inner
-            .respond_next(raw, count(count_)?, path)
+            .respond_next(raw, count, path)
             .map_err(sandbox_error)
     }
 
@@ -469,7 +460,7 @@ fn call_handler(
     py: Python<'_>,
     callable: &Py<PyAny>,
     request: HandlerRequest,
-) -> Result<Reply, HandlerFailure> {
+) -> Result<HandlerReply, HandlerFailure> {
     let argument = SandboxRequest {
         entry: request.entry,
         path_params: request.path_params,
@@ -482,7 +473,7 @@ fn call_handler(
 }
 
 /// `dict | list | None` (200, or 204 for None), `(status, body)` or `(status, body, headers)`.
-fn to_reply(py: Python<'_>, result: &Bound<'_, PyAny>) -> PyResult<Reply> {
+fn to_reply(py: Python<'_>, result: &Bound<'_, PyAny>) -> PyResult<HandlerReply> {
     let (status, body, headers) = match result.cast::<PyTuple>() {
         Ok(tuple) if tuple.len() == 2 || tuple.len() == 3 => {
             let status: u16 = tuple.get_item(0)?.extract()?;
@@ -514,7 +505,7 @@ fn to_reply(py: Python<'_>, result: &Bound<'_, PyAny>) -> PyResult<Reply> {
             .call_method("dumps", (body,), Some(&options))?;
         Some(Bytes::from(text.cast::<PyString>()?.to_str()?.to_owned()))
     };
-    Ok(Reply {
+    Ok(HandlerReply {
         status,
         body,
         headers,

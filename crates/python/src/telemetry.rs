@@ -4,8 +4,8 @@
 use pyo3::prelude::*;
 use pyo3::types::{PyList, PyTuple};
 
-use rp_core::attempts::Attempt;
 use rp_core::auth::StoreEvent;
+use rp_core::records::Attempt;
 
 /// Call `recorder(attempts, template, store)` once, with every attempt of the call as a tuple
 /// `(method, url, status | None, start_ns, end_ns, token_request, resend_count, error_kind | None,
@@ -48,8 +48,8 @@ pub(crate) fn record(
     let commands = store
         .iter()
         .map(|event| {
-            let started = rp_core::attempts::unix_ns(event.started);
-            let ended = rp_core::attempts::end_ns(started, event.elapsed);
+            let started = rp_core::records::unix_ns(event.started);
+            let ended = rp_core::records::end_ns(started, event.elapsed);
             (event.op, started, ended, event.error_type).into_pyobject(py)
         })
         .collect::<PyResult<Vec<Bound<'_, PyTuple>>>>()

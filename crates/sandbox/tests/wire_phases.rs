@@ -17,10 +17,10 @@ use http::header::{HeaderMap, HeaderValue};
 use http::Method;
 
 use rp_core::attempt_loop::{self, Deadline, Policy};
-use rp_core::attempts::Attempt;
 use rp_core::error::{Error, Result};
 use rp_core::hyper_wire::{HyperWire, WireSettings};
 use rp_core::proxy::ProxySetting;
+use rp_core::records::Attempt;
 use rp_core::runtime::block_on_here;
 use rp_core::tls::Verify;
 use rp_core::wire::{Driver, Limits, Outgoing, Phase, Response, Wire, WireError, WireFailure};
