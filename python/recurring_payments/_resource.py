@@ -9,9 +9,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._green import _blocking
-from ._headers import Headers as Headers  # re-exported: its home before errors needed it
 from ._link_base import _LinkBase
-from ._relations import RelationMap as RelationMap
 from ._resource_base import _check_rel, _ResourceBase
 from ._session import Session
 
