@@ -4,6 +4,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from typing import Any, final
 
 __all__ = [
+    "AttemptRecord",
     "CallOptions",
     "Document",
     "Links",
@@ -12,6 +13,7 @@ __all__ = [
     "RelIndex",
     "SandboxRequest",
     "SandboxServer",
+    "StoreRecord",
     "Token",
     "__version__",
     "expand_target",
@@ -106,17 +108,44 @@ class Token:
         960
         """
 
-# One HTTP attempt as the recorder receives it: method, url (no userinfo), status or None,
-# start and end (Unix ns), token request, resend count, the exception class name or None, the
-# response's request id or None.
-_AttemptRecord = tuple[str, str, int | None, int, int, bool, int, str | None, str | None]
-# One command to the token store (docs/guides/fleets.md): op, start and end (Unix ns), error type or
-# None.
-_StoreRecord = tuple[str, int, int, str | None]
+@final
+class AttemptRecord:
+    # One HTTP attempt, as the telemetry recorder reads it: `url` has no userinfo; `start_ns`
+    # and `end_ns` are Unix ns; `error_kind` is the exception class name of a failure.
+    @property
+    def method(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def status(self) -> int | None: ...
+    @property
+    def start_ns(self) -> int: ...
+    @property
+    def end_ns(self) -> int: ...
+    @property
+    def token_request(self) -> bool: ...
+    @property
+    def resend_count(self) -> int: ...
+    @property
+    def error_kind(self) -> str | None: ...
+    @property
+    def request_id(self) -> str | None: ...
+
+@final
+class StoreRecord:
+    # One command to the token store (docs/guides/fleets.md), as the recorder reads it.
+    @property
+    def op(self) -> str: ...
+    @property
+    def start_ns(self) -> int: ...
+    @property
+    def end_ns(self) -> int: ...
+    @property
+    def error_type(self) -> str | None: ...
 
 # Called with the attempts, the template the request was expanded from (or None), and the
 # token store's commands.
-_Recorder = Callable[[list[_AttemptRecord], str | None, list[_StoreRecord]], object]
+_Recorder = Callable[[list[AttemptRecord], str | None, list[StoreRecord]], object]
 
 @final
 class CallOptions:

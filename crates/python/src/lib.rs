@@ -33,6 +33,8 @@ mod _core {
     #[pymodule_export]
     use super::sandbox::{SandboxRequest, SandboxServer};
     #[pymodule_export]
+    use super::telemetry::{AttemptRecord, StoreRecord};
+    #[pymodule_export]
     use super::template::expand_target;
     #[pymodule_export]
     use super::template::expand_uri_template;
