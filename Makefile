@@ -38,7 +38,7 @@ test-rust: ## the Rust core's unit tests (no Python needed)
 test-python: $(STAMP) $(DOCS_STAMP) ## pytest over tests/ (the public API through the sandbox server; tests/docs/ builds the site)
 	$(PY) -m pytest -q
 
-lint: $(STAMP) ## rustfmt, clippy -D warnings, ruff (lint + format), mypy --strict, stubtest, actionlint
+lint: $(STAMP) ## rustfmt, clippy -D warnings, ruff (lint + format), mypy --strict, stubtest, actionlint, citations and links
 	cargo fmt --check
 	cargo clippy --quiet --all-features --all-targets -- -D warnings
 	$(VENV)/bin/ruff check python tests examples benches scripts
@@ -46,6 +46,7 @@ lint: $(STAMP) ## rustfmt, clippy -D warnings, ruff (lint + format), mypy --stri
 	$(VENV)/bin/mypy
 	$(PY) -m mypy.stubtest --allowlist stubtest-allowlist.txt recurring_payments
 	$(VENV)/bin/actionlint .github/workflows/*.yml
+	$(PY) scripts/check_links.py
 
 fmt: $(PY) ## format Rust and Python sources
 	cargo fmt

@@ -335,7 +335,8 @@ class Side:
             unknown = getattr(error, "outcome_unknown", None)
             self.outcome_unknown[{True: "true", False: "false", None: "absent"}[unknown]] += 1
             # Every rp.Error carries it; True only for a POST: one that failed in transport,
-            # or any later failure of a call whose POST a 303 answered (processed: API.md §8,
+            # or any later failure of a call whose POST a 303 answered (processed:
+            # docs/guarantees.md#outcome,
             # amended), e.g. a 401 that stays on the GET, which the redirect windows can
             # combine with a token fault.
             if unknown is None or (unknown is True and method != "POST"):
