@@ -27,8 +27,9 @@ $(DOCS_STAMP): $(PY) pyproject.toml
 		| xargs -d '\n' $(PY) -m pip install -q
 	@touch $@
 
-docs: $(DOCS_STAMP) ## build the documentation site into site/ (mkdocs --strict: a broken link fails)
+docs: $(DOCS_STAMP) ## build the documentation site into site/ (mkdocs --strict: a broken link fails; no table left as text)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --site-dir site
+	$(PY) scripts/check_site_tables.py site
 
 test: test-rust test-python ## run every test: cargo test, then pytest against the sandbox
 
