@@ -52,7 +52,7 @@ test-rust: ## the Rust core's unit tests (no Python needed)
 	python3 $(HEARTBEAT) "running the Rust tests" cargo test --profile quick --quiet
 
 test-python: $(STAMP) $(DOCS_STAMP) ## pytest over tests/ (the public API through the sandbox server; tests/docs/ builds the site)
-	$(call say,"running pytest over tests/ against the sandbox (about 10 min on 2 cores; a dot per test)")
+	$(call say,"running pytest over tests/ against the sandbox (about 5 min on 2 cores; a dot per test)")
 	$(PY) $(HEARTBEAT) "running pytest" $(PY) -m pytest -q
 
 lint: $(STAMP) ## rustfmt, clippy -D warnings, ruff (lint + format), mypy --strict, stubtest, actionlint
