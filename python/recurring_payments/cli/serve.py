@@ -53,9 +53,10 @@ def add_parser(commands: Any) -> None:
     serve.add_argument(
         "--journal-limit",
         type=int,
-        default=10_000,
         metavar="N",
-        help="requests kept in the journal (default: 10000)",
+        # No default here: FakeServer's applies (importing it to print the number would make
+        # every command pay for the sandbox's imports).
+        help="requests kept in the journal (default: FakeServer's journal_limit)",
     )
     serve.set_defaults(func=run)
 
@@ -73,13 +74,9 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
+            limit = {} if args.journal_limit is None else {"journal_limit": args.journal_limit}
             server = FakeServer(
-                args.token_ttl,
-                args.demo,
-                host=args.host,
-                port=args.port,
-                journal_limit=args.journal_limit,
-                tls=args.tls,
+                args.token_ttl, args.demo, host=args.host, port=args.port, tls=args.tls, **limit
             ).start()
         except (OSError, ValueError) as exc:  # a port taken; a bad argument
             print(f"recurring-payments serve: {exc}", file=sys.stderr)
