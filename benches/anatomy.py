@@ -36,7 +36,8 @@ def timed(op: Callable[[int], object], n: int) -> float:
 
 def main(rounds: int, n: int) -> None:
     import recurring_payments as rp
-    from recurring_payments._resource import Headers, Resource
+    from recurring_payments._headers import Headers
+    from recurring_payments._resource import Resource
 
     server = bench.child_server()
     ours = bench.ours(server)

@@ -1,5 +1,6 @@
-"""Fleet mode (API.md §10): N processes x M threads for a fixed time against one sandbox whose
-tokens expire every few seconds, with and without a Redis token store. Prints a markdown table:
+"""Fleet mode (docs/guides/fleets.md): N processes x M threads for a fixed time against one sandbox
+whose tokens expire every few seconds, with and without a Redis token store. Prints a markdown
+table:
 token requests per expiry for the whole fleet, p50/p99 request latency, and how long a renewal
 holds the fleet up (the slowest request of each process in each renewal period).
 

@@ -4,7 +4,8 @@ The client lives in ``app.extensions["recurring_payments"]``, created on first u
 ``app.config["RECURRING_PAYMENTS"]`` (a dict of ``BASE_URL``, ``PROFILE``, ``APP_NAME``,
 ``APP_SECRET``) or, when absent, the ``RECURRING_PAYMENTS_*`` environment variables. It is
 thread-safe and fork-safe: run it with ``gunicorn -w 4 'flask_app:create_app()'``, with or
-without ``--preload``.
+without ``--preload``. The onboarding logic it calls is the Django example's
+(``django_app/onboarding.py``, which imports nothing of Django).
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import threading
 from collections.abc import Mapping
 from typing import Any
 
+from django_app.onboarding import Customer, http_error_for, order_state, start_onboarding
 from flask import Flask, current_app, jsonify, redirect, request
-from onboarding import Customer, http_error_for, order_state, start_onboarding
 from werkzeug.wrappers import Response
 
 import recurring_payments as rp

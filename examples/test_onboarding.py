@@ -1,6 +1,6 @@
-"""A merchant's tests of its onboarding code (``onboarding.py``), with the pytest plugin that
-ships with recurring_payments: ``rp_server`` (a strict sandbox of the API, empty, on
-loopback) and ``rp_client`` (a client wired to it). Nothing to configure: installing the
+"""A merchant's tests of its onboarding code (``django_app/onboarding.py``), with the pytest
+plugin that ships with recurring_payments: ``rp_server`` (a strict sandbox of the API, empty,
+on loopback) and ``rp_client`` (a client wired to it). Nothing to configure: installing the
 package registers the fixtures.
 
 Run: ``pytest examples/test_onboarding.py``
@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from onboarding import Customer, http_error_for, order_state, start_onboarding
+from django_app.onboarding import Customer, http_error_for, order_state, start_onboarding
 
 import recurring_payments as rp
 from recurring_payments.testing import FakeServer, SandboxRequest

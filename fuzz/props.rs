@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use rp_core::hal::{self, Curie, Document, Link, OneOrMany};
+use rp_core::hal::{self, Document, Link, OneOrMany};
+use rp_core::rels::Curie;
 use rp_core::rels::Lookup;
 use rp_core::template::{self, Value};
 use serde_json::{Map, Value as Json};
@@ -200,7 +201,8 @@ pub fn template(data: &[u8]) {
     ];
     for (expression, prefix, allow_reserved) in cases {
         let want = format!("{prefix}{}", rfc6570_encode(template_text, allow_reserved));
-        // A value may not make a `.`/`..` segment of the path (API.md §8); `#` is no path.
+        // A value may not make a `.`/`..` segment of the path (docs/guarantees.md#template-values);
+        // `#` is no path.
         let path = want.split(['?', '#']).next().unwrap_or_default();
         let moves_path = prefix.is_empty()
             && (matches!(template_text, "." | "..") || path.split('/').any(is_dot_segment));

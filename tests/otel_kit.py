@@ -1,4 +1,5 @@
-"""The OpenTelemetry SDK as the test suite installs it (API.md §9), once per process.
+"""The OpenTelemetry SDK as the test suite installs it (docs/guides/observability-otel.md), once per
+process.
 
 A real SDK `TracerProvider` and `MeterProvider` become the global ones, so every client of the
 suite (telemetry is on by default) records real spans and measurements:

@@ -29,9 +29,10 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_GET, require_POST
-from onboarding import Customer, http_error_for, order_state, start_onboarding
 
 import recurring_payments as rp
+
+from .onboarding import Customer, http_error_for, order_state, start_onboarding
 
 logger = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
-"""The asyncio client (API.md §2): the same core, configuration and token as `Client`, with
-coroutines instead of blocking calls. Requests run on the library's own I/O threads; awaiting
+"""The asyncio client (docs/guides/asyncio.md): the same core, configuration and token as `Client`,
+with coroutines instead of blocking calls. Requests run on the library's own I/O threads; awaiting
 one lets the event loop run other tasks, and cancelling the awaiting task cancels the request.
 """
 

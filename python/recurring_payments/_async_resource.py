@@ -1,4 +1,5 @@
-"""`AsyncResource` and `AsyncLink`: the resources and links of an `AsyncClient` (API.md §4).
+"""`AsyncResource` and `AsyncLink`: the resources and links of an `AsyncClient`
+(docs/concepts.md#relations-and-their-names).
 
 They share everything but the requests with `Resource` and `Link` (see `_resource_base.py`
 and `_link_base.py`); here the requests are coroutines and `pages()` is an async iterator.
@@ -35,7 +36,7 @@ async def _send(
     request."""
     native = session.live()
     # Started in this task's context, before awaiting: the spans are children of its current
-    # span, whichever thread records them (API.md §9).
+    # span, whichever thread records them (docs/guides/observability-otel.md).
     call = session.telemetry_call()
     trace = None if call is None else call.headers  # the trace context
     request: _Call = (

@@ -1,4 +1,5 @@
-"""The synchronous client (API.md §2-3): blocking requests over the shared `_ClientBase`."""
+"""The synchronous client (docs/reference/index.md#clients): blocking requests over the shared
+`_ClientBase`."""
 
 from __future__ import annotations
 

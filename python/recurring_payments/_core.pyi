@@ -4,6 +4,7 @@ from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Se
 from typing import Any, final
 
 __all__ = [
+    "AttemptRecord",
     "CallOptions",
     "Document",
     "Links",
@@ -12,6 +13,7 @@ __all__ = [
     "RelIndex",
     "SandboxRequest",
     "SandboxServer",
+    "StoreRecord",
     "Token",
     "__version__",
     "expand_target",
@@ -24,7 +26,7 @@ __all__ = [
 __version__: str
 
 def expand_uri_template(template: str, variables: Mapping[str, Any]) -> str:
-    """Expand an RFC 6570 template; raises TemplateError when it is malformed."""
+    """Expand an RFC 6570 template (levels 1-4) with a mapping of variables."""
 
 def expand_target(
     base_url: str,
@@ -33,21 +35,29 @@ def expand_target(
     templated: bool | None = None,
     name: str | None = None,
 ) -> str:
-    """The absolute URL a request to ``href`` with ``variables`` addresses: checked, expanded
-    and resolved against ``base_url`` as ``NativeClient.send`` does, without a client."""
+    """The href a link or call addresses: `href` checked, expanded with `variables` and resolved
+    against `base_url` (what `send` would request), without a client. `Link.expand` uses it."""
 
 def template_variables(template: str) -> list[str]:
-    """The variable names a template declares, in order of first appearance."""
+    """The variable names a template declares, in order; `TemplateError` if it is malformed."""
 
 def untracked_items(
     cls: type[Any], docs: list[Any], doc_slot: Any, slots: Sequence[tuple[Any, Any]]
 ) -> list[Any]:
-    """For each of ``docs``, ``object.__new__(cls)`` with each of ``slots`` (a slot's
-    descriptor, its value) set and ``doc_slot`` set to the document; each untracked by the
-    cycle collector as it is made (the caller vouches nothing it holds can lead back to it)."""
+    """The resources of an embedded array, made without running Python: for each of `docs`,
+    `object.__new__(cls)` with each slot of `slots` set to its value (the same for every
+    item) and `doc_slot` to the document, through the slots' own descriptors (as
+    `self._x = ...` would). What `cls._item` makes, at half its cost (a page makes 5,000).
+
+    Each item is untracked by the cycle collector as soon as it is made, so that none is ever
+    in a generation: the collections a 5,000-item page triggers then find nothing to traverse
+    and promote, and trigger no full collection of the whole heap (~20 ms in a process with a
+    large heap, BENCHMARKS.md). The caller vouches that what an item holds cannot lead back
+    to it, and that `slots` and `doc_slot` are all of `cls`'s slots."""
 
 def track(object: Any) -> None:
-    """Track ``object`` again if it is a GC object the cycle collector does not track."""
+    """Track `object` again if it is a GC object the collector does not track (else nothing):
+    before an untracked item keeps an object through which a cycle could close."""
 
 @final
 class Token:
@@ -98,22 +108,49 @@ class Token:
         960
         """
 
-# One HTTP attempt as the recorder receives it: method, url (no userinfo), status or None,
-# start and end (Unix ns), token request, resend count, the exception class name or None, the
-# response's request id or None.
-_AttemptRecord = tuple[str, str, int | None, int, int, bool, int, str | None, str | None]
-# One command to the token store (API.md §10): op, start and end (Unix ns), error type or None.
-_StoreRecord = tuple[str, int, int, str | None]
+@final
+class AttemptRecord:
+    # One HTTP attempt, as the telemetry recorder reads it: `url` has no userinfo; `start_ns`
+    # and `end_ns` are Unix ns; `error_kind` is the exception class name of a failure.
+    @property
+    def method(self) -> str: ...
+    @property
+    def url(self) -> str: ...
+    @property
+    def status(self) -> int | None: ...
+    @property
+    def start_ns(self) -> int: ...
+    @property
+    def end_ns(self) -> int: ...
+    @property
+    def token_request(self) -> bool: ...
+    @property
+    def resend_count(self) -> int: ...
+    @property
+    def error_kind(self) -> str | None: ...
+    @property
+    def request_id(self) -> str | None: ...
+
+@final
+class StoreRecord:
+    # One command to the token store (docs/guides/fleets.md), as the recorder reads it.
+    @property
+    def op(self) -> str: ...
+    @property
+    def start_ns(self) -> int: ...
+    @property
+    def end_ns(self) -> int: ...
+    @property
+    def error_type(self) -> str | None: ...
 
 # Called with the attempts, the template the request was expanded from (or None), and the
 # token store's commands.
-_Recorder = Callable[[list[_AttemptRecord], str | None, list[_StoreRecord]], object]
+_Recorder = Callable[[list[AttemptRecord], str | None, list[StoreRecord]], object]
 
 @final
 class CallOptions:
-    """The settings of a client derived by ``with_options`` (API.md §11): each one given
-    replaces the client's for every call made through it; ``headers`` replaces the client's
-    ``headers=`` (already merged by name). Checked as the constructor checks them."""
+    """The settings of a client derived by `with_options` (checked by `_settings` first, and by
+    the core again): each given one replaces the client's for every call made through it."""
 
     def __new__(
         cls,
@@ -149,7 +186,7 @@ class _Abort:
 
 @final
 class NativeClient:
-    """The Rust client behind ``recurring_payments.Client`` (internal)."""
+    """The native client; one per `recurring_payments.Client`."""
 
     def __new__(
         cls,
@@ -163,8 +200,8 @@ class NativeClient:
     @property
     def token(self) -> Token | None: ...
     def close(self) -> None:
-        """Let the core and its hold on the connection pools go; later calls raise
-        RuntimeError."""
+        """Let the core go (calls in flight finish with their own reference): idle connections
+        close once no other client uses the same pool. Later calls raise RuntimeError."""
     def authenticate(
         self,
         *,
@@ -172,16 +209,17 @@ class NativeClient:
         recorder: _Recorder | None = None,
         options: CallOptions | None = None,
     ) -> Token:
-        """Fetch a token now. ``headers``: extra headers of the token request (the trace
-        context); ``recorder``: called once with the call's attempts (and None: no template);
-        ``options``: a derived client's settings."""
+        """`headers`: this call's extra headers for the token request (the trace context);
+        `recorder`: called once with the attempts (`telemetry.rs`); `options`: a derived
+        client's `CallOptions`."""
     def resolve(self, reference: str) -> str: ...
     def send(
         self, call: _Call, recorder: _Recorder | None = None
     ) -> tuple[int, Iterable[tuple[str, str]], Document | None]:
-        """One request, ``call`` (see ``_Call`` above); ``recorder``, if given, is called once
-        with the call's attempts and the template. Returns (status, headers, document or None
-        for an empty body)."""
+        """Send one request, `call` (see `call::Call`: method, target, variables, body, if_match,
+        per-call headers and options); `recorder`, if given, is called once with the attempts
+        and the template (`telemetry.rs`). Returns (status, headers: an iterable of (name,
+        value) pairs, made when iterated, document or None for an empty body)."""
     def authenticate_async(
         self,
         *,
@@ -189,45 +227,47 @@ class NativeClient:
         recorder: _Recorder | None = None,
         options: CallOptions | None = None,
     ) -> tuple[Awaitable[Token], _Abort]:
-        """``authenticate`` as an awaitable, and the abort of its request; call it from a
-        coroutine of the running loop, which calls ``abort()`` when its await is interrupted."""
+        """Like `authenticate`, as an awaitable (call it from a coroutine of the running loop), and
+        the `Abort` of its request, which that coroutine calls when its await is interrupted."""
     def send_async(
         self, call: _Call, recorder: _Recorder | None = None
     ) -> tuple[Awaitable[tuple[int, Iterable[tuple[str, str]], Document | None]], _Abort]:
-        """``send`` as an awaitable, and the abort of its request; call it from a coroutine of
-        the running loop, which calls ``abort()`` when its await is interrupted (cancelling the
-        awaiting task cancels the request)."""
+        """Like `send`, as an awaitable (call it from a coroutine of the running loop), and the
+        `Abort` of its request, which that coroutine calls when its await is interrupted."""
 
 @final
 class Document(Mapping[str, Any]):
-    """A response document: a read-only mapping whose values become Python objects when read:
-    a scalar once (then kept), an object or an array afresh on each read, so that changing one
-    changes no later read; ``_embedded`` holds ``Document`` objects. (A virtual ``Mapping``
-    subclass: registered by ``recurring_payments._resource_base``.)"""
+    """A HAL document (or an embedded one) as a read-only mapping whose values are converted to
+    Python objects when read: a scalar once (then kept), an object or array on each read, so no
+    read can change what a later one gives. `_links` and `_embedded`, which only the `Resource`
+    layer reads (never handed to users as they are), are kept too."""
 
     def __new__(cls, body: bytes) -> Document:
         """The document of a JSON body (a HAL object), validated and indexed as a response's
         is; ``ProtocolError`` when it is not JSON, not an object, or nested too deep."""
     def __reduce__(self) -> tuple[type[Document], tuple[bytes]]:
-        """Pickled as its JSON text, indexed again when loaded."""
+        """Pickled as the JSON text of this document (an embedded one's own part of the body):
+        loading indexes it again, so reads after a round trip are as fast as before it."""
     def __copy__(self) -> Document: ...
-    def __deepcopy__(self, memo: Any, /) -> Document:
-        """Immutable: a copy is the document itself."""
+    def __deepcopy__(self, memo: Any, /) -> Document: ...
     def __getitem__(self, key: str, /) -> Any: ...
     def get(self, key: str, default: Any = None, /) -> Any: ...
     def __contains__(self, key: object, /) -> bool: ...
     def __len__(self) -> int: ...
     def __iter__(self) -> Iterator[str]: ...
     def state(self) -> dict[str, Any]:
-        """Every field but ``_links`` and ``_embedded``, as a new dict (``Resource.data``)."""
+        """The state as a new dict: every field but `_links` and `_embedded`, each as a read
+        gives it (a scalar kept, an object or array converted afresh). `Resource.data` in one
+        call, without making the `_links` view or `_embedded`'s documents only to drop them."""
     def to_dict(self) -> dict[str, Any]:
         """The whole object as new Python objects (embedded documents as dicts too)."""
 
 @final
 class Links(Mapping[str, Any]):
-    """A document's ``_links``: relation -> link object (or list of them), each converted when
-    read and afresh on each read. (A virtual ``Mapping`` subclass, registered by
-    ``recurring_payments._base``.)"""
+    """`_links` as a read-only mapping of relation -> link object (or array of them), each
+    converted when read and afresh on each read. Only the `Resource` layer reads it, usually one
+    relation of several (`mandate.creditor`): converting the whole object was most of the cost
+    of that attribute (BENCHMARKS.md)."""
 
     def __getitem__(self, rel: str, /) -> Any: ...
     def get(self, rel: str, default: Any = None, /) -> Any: ...
@@ -237,47 +277,36 @@ class Links(Mapping[str, Any]):
 
 @final
 class RelCache:
-    """The relation indexes of one client's resources, one per shape (relations and CURIEs in
+    """The relation indexes of one client's resources, one per [`Shape`] (relations and CURIEs in
     scope) under the client's namespace: the responses of one endpoint and the items of a
-    collection share theirs. At most 256 shapes are kept."""
+    collection share theirs, so each is built once. The key is read from the body in Rust,
+    without converting `_links` to Python."""
 
     def __new__(cls, namespace: str | None = None) -> RelCache: ...
     def of_document(
         self, document: Document, inherited: Sequence[tuple[str, str]] = ()
     ) -> RelIndex:
-        """The index of ``document``'s relations (``_links``, then ``_embedded``), with its
-        CURIEs, then the ``inherited`` ones under other names."""
+        """The index of `document`'s relations (`_links`, then `_embedded`), with its CURIEs and
+        then the `inherited` ones (from the resources embedding it) under other names."""
 
     def of(self, rels: Sequence[str], curies: Sequence[tuple[str, str]] = ()) -> RelIndex:
-        """The index of ``rels`` with ``curies``, as ``RelIndex(rels, curies, namespace)``."""
+        """The index of `rels` with `curies` (as `RelIndex(rels, curies, namespace)`, cached)."""
 
     def attribute(
         self, document: Document, inherited: Sequence[tuple[str, str]], name: str
     ) -> tuple[str, bool, str | None, bool]:
-        """What ``resource.<name>`` stands for: ``(rel, is_link, href, templated)``, the full rel
-        (``LinkNotFoundError`` if none or ambiguous), whether it is a relation of ``_links``,
-        and the href and templated of its link object when it has those two members alone
-        (else ``None`` and ``False``)."""
+        """What the attribute `resource.<name>` stands for, in one call (`mandate.creditor`): the
+        full rel (`LinkNotFoundError` if none or ambiguous, as `resolve_attribute`), whether it
+        is a relation of `_links` (a link, not an embedded resource), and, when its value is one
+        link object of `href` and `templated` alone, that href and templated; else None and
+        False (the resource reads the link object whole). Converting `_links` and the link
+        object to Python was ~15,000 of the ~32,000 instructions of that attribute."""
 
     def __len__(self) -> int: ...
 
 @final
 class RelIndex:
-    """The names of a resource's relations (rels), built once and looked up many times.
-
-    A rel such as ``https://api.example.com/alps#get-creditors`` is reachable by the full rel,
-    by its short name ``get-creditors`` (the rest after ``namespace``; with ``namespace=None``,
-    the part after ``#`` of any ``<uri>#<name>`` rel), and by the attribute form
-    ``get_creditors`` (hyphens become underscores). IANA rels (``self``, ``next``,
-    ``edit-form``, ...) are used as they are. A CURIE ``(name, href)`` such as
-    ``("ex", "https://x/rels/{rel}")`` makes ``ex:thing`` and ``https://x/rels/thing`` name the
-    same rel, and ``thing`` too.
-
-    Full rels and CURIE forms win over short names, which win over attribute forms. Two rels
-    with one short name make that name ambiguous; each stays reachable by its full rel. Python
-    attributes are looked up with :meth:`find_attribute`, where ``get-foo`` and ``get_foo``
-    are one short name.
-    """
+    """The names of a resource's relations: full rel, CURIE form, short name, attribute form."""
 
     def __new__(
         cls,
@@ -293,10 +322,7 @@ class RelIndex:
         """
 
     def find(self, name: str) -> str | None:
-        """The full rel ``name`` designates, or ``None`` if none.
-
-        Raises ``LinkNotFoundError`` if ``name`` is ambiguous, naming the candidate rels.
-        """
+        """The full rel `name` designates, or None; LinkNotFoundError if it is ambiguous."""
 
     def find_unless_misspelt(self, name: str) -> str | None:
         """:meth:`find`, but a ``name`` that looks like a misspelling of a rel (the did-you-mean
@@ -304,33 +330,20 @@ class RelIndex:
         """
 
     def resolve(self, name: str) -> str:
-        """The full rel ``name`` designates.
-
-        Raises ``LinkNotFoundError`` (also an ``AttributeError`` and a ``KeyError``) if there is
-        none, with a did-you-mean and the available names, or if ``name`` is ambiguous.
-        """
+        """The full rel `name` designates; LinkNotFoundError if none or ambiguous."""
 
     def find_attribute(self, name: str) -> str | None:
-        """The full rel the Python attribute ``name`` stands for, or ``None`` if none.
-
-        An attribute stands for every rel with a name of that attribute form: ``ns#get-foo``
-        and ``ns#get_foo`` make ``get_foo`` ambiguous (``LinkNotFoundError`` naming both),
-        though ``find("get_foo")`` names the second. A full rel outranks short names.
-        """
+        """The full rel the attribute `name` stands for, or None; LinkNotFoundError if ambiguous
+        (`ns#get-foo` and `ns#get_foo` both make the attribute `get_foo`)."""
 
     def resolve_attribute(self, name: str) -> str:
-        """The full rel the Python attribute ``name`` stands for (see :meth:`find_attribute`).
-
-        Raises ``LinkNotFoundError`` if there is none (with a did-you-mean) or it is ambiguous.
-        """
+        """The full rel the attribute `name` stands for; LinkNotFoundError if none or ambiguous."""
 
     def attribute_names(self) -> list[str]:
-        """Names usable as attributes (for ``dir()`` and tab completion), sorted: every
-        attribute that stands for exactly one rel."""
+        """Names usable as attributes (for dir() and tab completion), sorted."""
 
     def short_name(self, rel: str) -> str | None:
-        """The shortest unambiguous name of the full rel ``rel``, for display: its short name,
-        else its CURIE form, else ``rel`` itself. ``None`` if ``rel`` is not in the index."""
+        """The shortest unambiguous name of the full rel `rel`, or None if it is not indexed."""
 
 # The sandbox server, wrapped by recurring_payments.testing.FakeServer (whose docstrings are
 # the user documentation).
@@ -455,13 +468,7 @@ class SandboxServer:
     """The native sandbox server; use `recurring_payments.testing.FakeServer`."""
 
     def __new__(
-        cls,
-        token_ttl: float = 960.0,
-        demo: bool = False,
-        host: str = "127.0.0.1",
-        port: int = 0,
-        journal_limit: int = 100_000,
-        tls: bool = False,
+        cls, token_ttl: float, demo: bool, host: str, port: int, journal_limit: int, tls: bool
     ) -> SandboxServer: ...
     def start(self) -> tuple[str, str, str]:
         """Start serving; returns `(base_url, profile, rel_namespace)`."""
@@ -481,23 +488,23 @@ class SandboxServer:
         self, method: str, path_template: str, handler: Callable[[SandboxRequest], Any]
     ) -> None: ...
     def notification_body(self, path: str) -> bytes:
-        """The document a GET of ``path`` serves (a ``self`` link added when it has none), as
-        the API would POST it to a notification URL; ``ValueError`` when nothing is served."""
+        """The body the API would POST to a notification URL for the resource at `path` (see
+        `FakeServer.notification_body`). Without the GIL: a Python route handler may run."""
     def requests(self) -> list[SandboxRequest]: ...
     def token_requests(self) -> list[SandboxRequest]: ...
     def clear_requests(self) -> None: ...
     def issued_tokens(self) -> list[str]:
         """Every access token issued so far (the last 10,000): a test aid for leak checks."""
     def expire_tokens(self) -> None: ...
-    def advance_clock(self, seconds_: float) -> None: ...
+    def advance_clock(self, seconds: float) -> None: ...
     def clock(self) -> float:
         """Virtual seconds since the server was created."""
     def fail_next(
-        self, status: int, count_: int, path: str | None, headers: list[tuple[str, str]]
+        self, status: int, count: int, path: str | None, headers: list[tuple[str, str]]
     ) -> None: ...
-    def drop_next(self, count_: int, path: str | None) -> None: ...
-    def delay_next(self, seconds_: float, count_: int, path: str | None) -> None: ...
-    def malformed_next(self, count_: int, path: str | None) -> None: ...
-    def respond_next(self, reply: dict[str, Any], count_: int, path: str | None) -> None:
-        """``reply``: status, headers, body, repeat, cut_after, chunk_delay and chunked."""
+    def drop_next(self, count: int, path: str | None) -> None: ...
+    def delay_next(self, seconds: float, count: int, path: str | None) -> None: ...
+    def malformed_next(self, count: int, path: str | None) -> None: ...
+    def respond_next(self, reply: dict[str, Any], count: int, path: str | None) -> None:
+        """`reply`: the answer to serve, a dict with the keys of [`RawReply`]."""
     def clear_faults(self) -> None: ...

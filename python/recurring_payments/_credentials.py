@@ -1,4 +1,5 @@
-"""Credentials for the token endpoint (API.md §1). Immutable; secrets are masked in repr/str."""
+"""Credentials for the token endpoint (docs/reference/index.md#credentials-and-tokens). Immutable;
+secrets are masked in repr/str."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Blocking native calls under gevent or eventlet (API.md §8 "Green threads").
+"""Blocking native calls under gevent or eventlet (docs/guides/web-frameworks.md#worker-classes).
 
 The sync client waits for its I/O in Rust, without the GIL but on the calling OS thread. Under
 gevent's ``monkey.patch_all()`` or eventlet's ``monkey_patch()`` every greenlet of a worker

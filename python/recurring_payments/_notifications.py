@@ -1,4 +1,5 @@
-"""Notifications (API.md §11): the HAL document the API POSTs to an app's notification URL.
+"""Notifications (docs/guides/notifications.md): the HAL document the API POSTs to an app's
+notification URL.
 
 Nothing in a posted body is trusted. It is read as a response would be (a HAL JSON object,
 within ``max_response_size``, not nested too deep), and its ``self`` link must be one usable

@@ -1,6 +1,6 @@
-"""HAL resources and links of the sync client (API.md §4): `Resource` and `Link`. What they
-share with the async ones (state, relations, display) is in `_resource_base.py` and
-`_link_base.py`; here, the requests."""
+"""HAL resources and links of the sync client (docs/concepts.md#relations-and-their-names):
+`Resource` and `Link`. What they share with the async ones (state, relations, display) is in
+`_resource_base.py` and `_link_base.py`; here, the requests."""
 
 from __future__ import annotations
 
@@ -9,9 +9,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
 from ._green import _blocking
-from ._headers import Headers as Headers  # re-exported: its home before errors needed it
 from ._link_base import _LinkBase
-from ._relations import RelationMap as RelationMap
 from ._resource_base import _check_rel, _ResourceBase
 from ._session import Session
 
@@ -33,7 +31,8 @@ def _send(
 ) -> Resource:
     """One request, in one call into the core (which checks, expands and resolves ``href``):
     one request value (`_core._Call`) with this session's options (``with_options``).
-    Under gevent/eventlet the wait runs on the hub's thread pool (API.md §8)."""
+    Under gevent/eventlet the wait runs on the hub's thread pool
+    (docs/guides/web-frameworks.md#worker-classes)."""
     native = session.native
     if native is None:
         native = session.live()  # raises: the client is closed
@@ -61,7 +60,8 @@ def _send(
             reply = _blocking(native.send, request)
     else:
         # The spans are recorded here, on the calling thread, as children of its context
-        # (API.md §9): under gevent the wait runs on a native thread, where the SDK's locks
+        # (docs/guides/observability-otel.md): under gevent the wait runs on a native thread, where
+        # the SDK's locks
         # must not be taken, so the native client only hands the attempts to `sink`.
         try:
             reply = _blocking(native.send, request, call.sink)

@@ -1,6 +1,6 @@
-"""The `Session` a client shares with its resources and links (ARCHITECTURE.md): the native
-client, the base URL, the relation namespace and index cache, the telemetry. Apart from the
-client so that resources depend on it alone, and never on the client that made them."""
+"""The `Session` a client shares with its resources and links (docs/design.md#the-path-of-a-call):
+the native client, the base URL, the relation namespace and index cache, the telemetry. Apart from
+the client so that resources depend on it alone, and never on the client that made them."""
 
 from __future__ import annotations
 
@@ -42,12 +42,12 @@ def _nothing() -> None:
 
 
 class _Telemetry:
-    """The telemetry of every client with ``telemetry=True`` (API.md §9), imported when first
-    there can be something to record or propagate. Until the application imports
+    """The telemetry of every client with ``telemetry=True`` (docs/guides/observability-otel.md),
+    imported when first there can be something to record or propagate. Until the application imports
     OpenTelemetry, no SDK is set and no context holds a span or baggage, so ``_telemetry.start``
-    would return None: importing it (~10 ms with the API's modules) is left out of a short
-    script's start, and each call pays one lookup. From the first call after the application
-    imports it, ``start`` is ``_telemetry.start`` itself."""
+    would return None: importing it (~10 ms with the API's modules) is left out of a short script's
+    start, and each call pays one lookup. From the first call after the application imports it,
+    ``start`` is ``_telemetry.start`` itself."""
 
     __slots__ = ("start",)
 
@@ -95,12 +95,14 @@ class Session:
         self.native: _core.NativeClient | None = native
         self.base_url = base_url
         self.rel_namespace = rel_namespace
-        # OpenTelemetry (API.md §9) when telemetry is on: `_telemetry`, or the gate that
+        # OpenTelemetry (docs/guides/observability-otel.md) when telemetry is on: `_telemetry`, or
+        # the gate that
         # imports it once the application has imported OpenTelemetry (`telemetry_for_clients`).
         self.telemetry = telemetry
         # Pages of one collection share their relations: each index is built once per shape.
         self.rels = _core.RelCache(rel_namespace)
-        # A derived client's settings (`with_options`, API.md §11), sent with every call.
+        # A derived client's settings (`with_options`,
+        # docs/guides/configuration.md#per-call-settings), sent with every call.
         self.options: _core.CallOptions | None = None
         # Whether closing this session closes the native client (not a derived client's).
         self.owner = True
@@ -148,11 +150,11 @@ class Session:
             native.close()
 
     def telemetry_call(self) -> Recorder | None:
-        """This call's telemetry (API.md §9), started in the caller's context — this thread's
-        (sync), the awaiting task's (async) — before the request is sent: the headers that
-        propagate that context and the recorder of its attempts. ``None`` when telemetry is
-        off, or there is nothing to propagate nor record: then the send passes neither, and
-        a warm follow still crosses into the core once."""
+        """This call's telemetry (docs/guides/observability-otel.md), started in the caller's
+        context — this thread's (sync), the awaiting task's (async) — before the request is sent:
+        the headers that propagate that context and the recorder of its attempts. ``None`` when
+        telemetry is off, or there is nothing to propagate nor record: then the send passes neither,
+        and a warm follow still crosses into the core once."""
         telemetry = self.telemetry
         return None if telemetry is None else telemetry.start()
 

@@ -1,4 +1,4 @@
-"""The client's settings, checked before the native client is built (API.md §2, §8, §9, §10).
+"""The client's settings, checked before the native client is built (docs/guides/configuration.md).
 
 A bad value is a ``ConfigurationError`` naming the setting, raised at construction: not an
 ``OverflowError`` from the native layer, nor a ``TransportError`` on every later request.
@@ -73,7 +73,8 @@ class Settings:
     trust_env: bool = True
 
 
-# API.md §11: the response headers that carry a request id, the first present wins.
+# docs/guides/errors.md#conflicts-rate-limits-and-request-ids: the response headers that carry a
+# request id, the first present wins.
 DEFAULT_REQUEST_ID_HEADERS = ("Request-Id", "X-Request-Id", "X-Correlation-Id")
 
 
@@ -296,7 +297,8 @@ def _check_headers(value: object) -> list[tuple[str, str]]:
 
 
 def check_token_store(value: object) -> str | None:
-    """``None`` (tokens stay in the process) or a ``redis://`` / ``rediss://`` URL (API.md §10).
+    """``None`` (tokens stay in the process) or a ``redis://`` / ``rediss://`` URL
+    (docs/guides/fleets.md).
 
     The URL is never quoted: it may hold the Redis password.
     """

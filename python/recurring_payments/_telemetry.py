@@ -1,4 +1,5 @@
-"""OpenTelemetry (API.md §9): a CLIENT span and a duration measurement per HTTP attempt.
+"""OpenTelemetry (docs/guides/observability-otel.md): a CLIENT span and a duration measurement per
+HTTP attempt.
 
 Imported only when ``opentelemetry-api`` is installed, a client has ``telemetry=True`` and the
 application has imported OpenTelemetry (``_session.telemetry_for_clients``). The attempts happen
@@ -6,7 +7,7 @@ in Rust; the session's send path (``Session.telemetry_call``) asks :func:`start`
 caller's context, for the headers that carry that context (W3C ``traceparent`` through the
 global propagator; the native client sends them to the API's origin only) and for a recorder.
 The native client calls the recorder once, when the call is over, with a record per attempt
-(``_core.pyi``: ``_AttemptRecord``) and the template its request was expanded from (the core's
+(``_core.AttemptRecord``, named fields) and the template its request was expanded from (the core's
 ``Prepared::template``); it creates the spans with their real start and end times as children
 of the caller's context, from whatever thread it runs on.
 """
@@ -42,9 +43,9 @@ _duration = _meter.create_histogram(
     explicit_bucket_boundaries_advisory=_BUCKETS,
 )
 
-Record = tuple[str, str, "int | None", int, int, bool, int, "str | None", "str | None"]
-# A token store command (API.md §10): (op, start_ns, end_ns, error_type | None).
-StoreRecord = tuple[str, int, int, "str | None"]
+# What the native client hands the recorder: an attempt, a token store command.
+Record = _core.AttemptRecord
+StoreRecord = _core.StoreRecord
 
 
 # Whether an SDK's providers are set: then spans and measurements go somewhere. The API keeps
@@ -109,23 +110,23 @@ class Recorder:
     ) -> None:
         # The template names the caller's request as it was first sent: not the token
         # request, nor a hop that a redirect sent elsewhere.
-        first_url = next((a[1] for a in attempts if not a[5]), None)
+        first_url = next((a.url for a in attempts if not a.token_request), None)
         try:
-            for method, url, status, start, end, token, resends, kind, request_id in attempts:
-                named = None if token or url != first_url else template
+            for a in attempts:
+                named = None if a.token_request or a.url != first_url else template
                 _record(
                     self._parent,
-                    method,
-                    url,
-                    status,
-                    (start, end),
-                    resends,
-                    kind,
+                    a.method,
+                    a.url,
+                    a.status,
+                    (a.start_ns, a.end_ns),
+                    a.resend_count,
+                    a.error_kind,
                     named,
-                    request_id,
+                    a.request_id,
                 )
-            for op, start, end, error in store:
-                _record_store(self._parent, op, start, end, error)
+            for c in store:
+                _record_store(self._parent, c.op, c.start_ns, c.end_ns, c.error_type)
         except Exception:  # a broken exporter or processor never fails a payment call
             _logger.warning("recording OpenTelemetry spans failed", exc_info=True)
 
@@ -133,7 +134,7 @@ class Recorder:
 def _record_store(
     parent: otel_context.Context, op: str, start: int, end: int, error: str | None
 ) -> None:
-    """One command to the fleet's token store (API.md §10): a span named
+    """One command to the fleet's token store (docs/guides/fleets.md): a span named
     ``recurring_payments.token_store``, ``error.type`` set when it failed."""
     attributes: dict[str, str] = {"db.system.name": "redis", "db.operation.name": op}
     if error is not None:
@@ -179,7 +180,9 @@ def _record(
     span_attributes["url.full"] = url
     if resends:
         span_attributes["http.request.resend_count"] = resends
-    if request_id is not None:  # API.md §11: what support asks for, on the attempt's span
+    # docs/guides/errors.md#conflicts-rate-limits-and-request-ids: what support asks for, on the
+    # attempt's span
+    if request_id is not None:
         span_attributes["recurring_payments.request_id"] = request_id
     name = method if template is None else f"{method} {template}"
     span = _tracer.start_span(
@@ -211,7 +214,7 @@ def _server(url: str) -> tuple[str, int]:
 def start() -> Recorder | None:
     """In the caller's context: the call's recorder, or None when there is nothing to
     propagate nor to record (no SDK configured and an empty context: the common no-op case
-    costs two lookups, API.md §9's budget)."""
+    costs two lookups, docs/guides/observability-otel.md's budget)."""
     parent = otel_context.get_current()
     # Whether an SDK may record what we give it (its providers are set once, never unset).
     recording = (

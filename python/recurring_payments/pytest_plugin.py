@@ -26,6 +26,32 @@ def rp_client(rp_server: FakeServer) -> Iterator[Client]:
 
 
 @pytest.fixture
+def rp_demo_server() -> Iterator[FakeServer]:
+    """A started ``FakeServer(demo=True)``: the API's relations with a demo creditor
+    (``democreditor``), its mandates and orders; stopped after the test.
+
+    To test your app's views against it, point the app's settings at it for the test: the
+    ``RECURRING_PAYMENTS_*`` variables that ``Client.from_env()`` reads (``monkeypatch.setenv``,
+    with ``base_url``, ``profile`` and ``credentials``), or your framework's settings; then
+    forget the app's shared client after the test (docs/guides/testing.md)::
+
+        def test_checkout(rp_demo_server):
+            client = rp_demo_server.client()
+            order = client.create_orders.post({"reference": "o-1", "started": True})
+            assert order.status == 201
+    """
+    with FakeServer(demo=True) as server:
+        yield server
+
+
+@pytest.fixture
+def rp_demo_client(rp_demo_server: FakeServer) -> Iterator[Client]:
+    """A :class:`recurring_payments.Client` wired to ``rp_demo_server``, closed after the test."""
+    with rp_demo_server.client() as client:
+        yield client
+
+
+@pytest.fixture
 def rp_async_client(rp_server: FakeServer) -> Iterator[AsyncClient]:
     """A :class:`recurring_payments.AsyncClient` wired to ``rp_server``, closed after the test.
 

@@ -26,16 +26,26 @@ import asyncio
 import atexit
 import inspect
 import json
-import math
 import secrets
 import weakref
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
-from urllib.parse import SplitResult, urlsplit
 
 from . import _core
 from ._core import SandboxRequest
 from ._credentials import AppCredentials
+from ._sandbox_args import (
+    U32,
+    U64,
+    check_bool,
+    check_headers,
+    check_int,
+    check_path,
+    check_seconds,
+    check_served,
+    check_str,
+)
+from ._sandbox_notify import post_notification
 
 if TYPE_CHECKING:
     from ._async_client import AsyncClient
@@ -48,6 +58,11 @@ __all__ = ["FakeServer", "SandboxRequest"]
 # JSON body or ``None``), ``path_params`` (dict), and for journal entries ``status``, ``error``
 # (a failing handler's traceback) and ``time`` (virtual seconds).
 
+# FakeServer's defaults, written here once (the command line's `serve` takes them from here).
+DEFAULT_TOKEN_TTL = 960.0
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_JOURNAL_LIMIT = 100_000
+
 HandlerResult = (
     Mapping[str, Any] | list[Any] | None | tuple[int, Any] | tuple[int, Any, Mapping[str, str]]
 )
@@ -59,101 +74,6 @@ async def _completed(awaitable: Awaitable[HandlerResult]) -> HandlerResult:
 
 
 _live: weakref.WeakSet[FakeServer] = weakref.WeakSet()
-
-
-# The largest counts the native server takes (a u32, a u64).
-_U32 = 2**32 - 1
-_U64 = 2**64 - 1
-
-# Misuse of the sandbox is a TypeError or ValueError naming the argument and what it accepts,
-# raised before anything changes: never a client error (rp.Error), which a test could mistake
-# for the client's behaviour.
-
-
-def _int(name: str, value: object, low: int, high: int) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise TypeError(f"{name} must be an int, not {type(value).__name__}")
-    if low <= value <= high:
-        return value
-    # A bound that is only the native type's limit is named when it is the one exceeded.
-    accepted = f"from {low} to {high}" if value > high or high <= 65_535 else f">= {low}"
-    raise ValueError(f"{name} must be an int {accepted}, not {value}")
-
-
-def _seconds(name: str, value: object) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise TypeError(f"{name} must be a number of seconds, not {type(value).__name__}")
-    seconds = float(value)
-    if not (math.isfinite(seconds) and seconds >= 0):
-        raise ValueError(f"{name} must be a finite number of seconds >= 0, not {value}")
-    return seconds
-
-
-def _bool(name: str, value: object) -> bool:
-    if not isinstance(value, bool):
-        raise TypeError(f"{name} must be True or False, not {type(value).__name__}")
-    return value
-
-
-def _str(name: str, value: object) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a str, not {type(value).__name__}")
-    return value
-
-
-def _served(name: str, value: object) -> str:
-    """A path the sandbox serves (``add_resource``, ``route``): matched as it is, so a query or
-    a fragment in it would never match what it seems to (and was dropped silently)."""
-    path = _str(name, value)
-    if "?" in path or "#" in path:
-        raise ValueError(
-            f"{name} must be a path without a query or fragment, not {path!r}: a route reads "
-            "the query from request.query"
-        )
-    if path.rstrip("/") == "/oauth/token":
-        raise ValueError(
-            f"{name} {path!r} is the sandbox's own token endpoint; it cannot be replaced"
-        )
-    return path
-
-
-def _path(value: object) -> str | None:
-    """A fault's ``path``: ``None`` (every API request), a path, or an absolute URL."""
-    if value is None:
-        return None
-    path = _str("path", value)
-    if not path.startswith(("/", "http://", "https://")):
-        raise ValueError(
-            f"path must be None, a path starting with '/' or an absolute URL, not {path!r}"
-        )
-    return path
-
-
-def _notification_url(value: object) -> SplitResult:
-    """``notify``'s ``url``: absolute ``http(s)://host[:port]/...``, without userinfo."""
-    url = _str("url", value)
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ValueError(f"url must be an absolute http:// or https:// URL, not {url!r}")
-    if "@" in parts.netloc:
-        raise ValueError("url must not carry userinfo (user:password@)")
-    parts.port  # noqa: B018  (raises ValueError for a port that is not a number in range)
-    return parts
-
-
-def _headers(value: object) -> list[tuple[str, str]]:
-    if value is None:
-        return []
-    if not isinstance(value, Mapping):
-        raise TypeError(f"headers must be a mapping of str to str, not {type(value).__name__}")
-    pairs = list(value.items())
-    for name, text in pairs:
-        if not isinstance(name, str) or not isinstance(text, str):
-            raise TypeError(
-                f"headers must be a mapping of str to str, not {type(name).__name__} to "
-                f"{type(text).__name__}"
-            )
-    return pairs
 
 
 @atexit.register
@@ -212,21 +132,21 @@ class FakeServer:
 
     def __init__(
         self,
-        token_ttl: float = 960.0,
+        token_ttl: float = DEFAULT_TOKEN_TTL,
         demo: bool = False,
         *,
-        host: str = "127.0.0.1",
+        host: str = DEFAULT_HOST,
         port: int = 0,
-        journal_limit: int = 100_000,
+        journal_limit: int = DEFAULT_JOURNAL_LIMIT,
         tls: bool = False,
     ) -> None:
         self._native = _core.SandboxServer(
-            _seconds("token_ttl", token_ttl),
-            _bool("demo", demo),
-            _str("host", host),
-            _int("port", port, 0, 65535),
-            _int("journal_limit", journal_limit, 0, _U32),
-            _bool("tls", tls),
+            check_seconds("token_ttl", token_ttl),
+            check_bool("demo", demo),
+            check_str("host", host),
+            check_int("port", port, 0, 65535),
+            check_int("journal_limit", journal_limit, 0, U32),
+            check_bool("tls", tls),
         )
         self.demo = demo
         self.tls = tls
@@ -345,7 +265,7 @@ class FakeServer:
         >>> server.client(credentials=rp.AppCredentials("shop-app", "s3cr3t")).authenticate()
         Token(scope="api", jti="...", expires_in=960)
         """
-        self._native.add_app(_str("app_name", app_name), _str("app_secret", app_secret))
+        self._native.add_app(check_str("app_name", app_name), check_str("app_secret", app_secret))
 
     def add_admin(self, creditor: str, login: str, password: str) -> None:
         """Register a dashboard user (Basic ``creditor#login:password``, scope ``api_admin``).
@@ -356,7 +276,9 @@ class FakeServer:
         'api_admin'
         """
         self._native.add_admin(
-            _str("creditor", creditor), _str("login", login), _str("password", password)
+            check_str("creditor", creditor),
+            check_str("login", login),
+            check_str("password", password),
         )
 
     def add_link(
@@ -373,10 +295,10 @@ class FakeServer:
         <Link get-thing http://127.0.0.1:.../things/{id} (templated)>
         """
         self._native.add_link(
-            _str("rel", rel),
-            _str("href", href),
-            _bool("templated", templated),
-            _bool("admin_only", admin_only),
+            check_str("rel", rel),
+            check_str("href", href),
+            check_bool("templated", templated),
+            check_bool("admin_only", admin_only),
         )
 
     def add_resource(self, path: str, document: Mapping[str, Any]) -> None:
@@ -398,7 +320,7 @@ class FakeServer:
             raise TypeError(f"document must hold JSON values only: {exc}") from None
         except ValueError as exc:  # NaN or an infinity; a circular reference
             raise ValueError(f"document must hold JSON values only: {exc}") from None
-        self._native.add_resource(_served("path", path), text)
+        self._native.add_resource(check_served("path", path), text)
 
     def route(self, method: str, path_template: str, handler: Handler) -> None:
         """Answer ``method`` (GET, POST or PATCH) on ``path_template`` with ``handler``.
@@ -428,8 +350,8 @@ class FakeServer:
         >>> thing.status, thing["name"], thing.url
         (201, 'lamp', 'http://127.0.0.1:.../things/7')
         """
-        _str("method", method)
-        _served("path_template", path_template)
+        check_str("method", method)
+        check_served("path_template", path_template)
         if not callable(handler):
             raise TypeError(
                 f"handler must be callable (request) -> body, not {type(handler).__name__}"
@@ -464,7 +386,7 @@ class FakeServer:
         ValueError: the sandbox serves no document at "/nowhere" to notify about (no resource there)
         """
         self._urls()
-        target = _str("path", path)
+        target = check_str("path", path)
         if not target.startswith("/"):
             raise ValueError(f"path must start with '/', not {target!r}")
         body: bytes = self._native.notification_body(target)
@@ -492,26 +414,7 @@ class FakeServer:
         204
         >>> app.server_close()
         """
-        body = self.notification_body(path)
-        parts = _notification_url(url)
-        import http.client  # only here: notify is the one sandbox method that is an HTTP client
-
-        kind = (
-            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        )
-        connection = kind(parts.netloc, timeout=30.0)
-        headers = {
-            "Content-Type": f'application/hal+json; profile="{self.profile}"',
-            "User-Agent": "recurring-payments-sandbox",
-        }
-        target = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
-        try:
-            connection.request("POST", target, body=body, headers=headers)
-            response = connection.getresponse()
-            response.read()
-            return response.status
-        finally:
-            connection.close()
+        return post_notification(url, self.notification_body(path), self.profile)
 
     # -- journal ------------------------------------------------------------------------------
 
@@ -578,7 +481,7 @@ class FakeServer:
         >>> server.clock >= 120
         True
         """
-        self._native.advance_clock(_seconds("seconds", seconds))
+        self._native.advance_clock(check_seconds("seconds", seconds))
 
     @property
     def clock(self) -> float:
@@ -617,10 +520,10 @@ class FakeServer:
         [('/', 503), ('/', 200)]
         """
         self._native.fail_next(
-            _int("status", status, 400, 599),
-            _int("count", count, 1, _U32),
-            _path(path),
-            _headers(headers),
+            check_int("status", status, 400, 599),
+            check_int("count", count, 1, U32),
+            check_path(path),
+            check_headers(headers),
         )
 
     def drop_next(self, count: int = 1, path: str | None = None) -> None:
@@ -632,7 +535,7 @@ class FakeServer:
         >>> [r.status for r in server.requests if r.path == "/"]
         [None, 200]
         """
-        self._native.drop_next(_int("count", count, 1, _U32), _path(path))
+        self._native.drop_next(check_int("count", count, 1, U32), check_path(path))
 
     def delay_next(self, seconds: float, count: int = 1, path: str | None = None) -> None:
         """Hold the answer (headers included) to the next ``count`` matching requests for
@@ -645,7 +548,7 @@ class FakeServer:
         recurring_payments.errors.TimeoutError: GET http://127.0.0.1:.../: timed out: ...
         """
         self._native.delay_next(
-            _seconds("seconds", seconds), _int("count", count, 1, _U32), _path(path)
+            check_seconds("seconds", seconds), check_int("count", count, 1, U32), check_path(path)
         )
 
     def malformed_next(self, count: int = 1, path: str | None = None) -> None:
@@ -657,7 +560,7 @@ class FakeServer:
         ...
         recurring_payments.errors.ProtocolError: GET http://...: response body is not valid ...
         """
-        self._native.malformed_next(_int("count", count, 1, _U32), _path(path))
+        self._native.malformed_next(check_int("count", count, 1, U32), check_path(path))
 
     def respond_next(
         self,
@@ -699,15 +602,15 @@ class FakeServer:
         else:
             raise TypeError(f"body must be bytes or str, not {type(body).__name__}")
         reply = {
-            "status": _int("status", status, 200, 599),
-            "headers": _headers(headers),
+            "status": check_int("status", status, 200, 599),
+            "headers": check_headers(headers),
             "body": data,
-            "repeat": _int("repeat", repeat, 1, _U64),
-            "cut_after": None if cut_after is None else _int("cut_after", cut_after, 0, _U64),
-            "chunk_delay": _seconds("chunk_delay", chunk_delay),
-            "chunked": _bool("chunked", chunked),
+            "repeat": check_int("repeat", repeat, 1, U64),
+            "cut_after": None if cut_after is None else check_int("cut_after", cut_after, 0, U64),
+            "chunk_delay": check_seconds("chunk_delay", chunk_delay),
+            "chunked": check_bool("chunked", chunked),
         }
-        self._native.respond_next(reply, _int("count", count, 1, _U32), _path(path))
+        self._native.respond_next(reply, check_int("count", count, 1, U32), check_path(path))
 
     def clear_faults(self) -> None:
         """Disarm every pending fault.

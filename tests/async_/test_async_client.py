@@ -1,4 +1,5 @@
-"""The asyncio client (API.md §2, §4): AsyncClient, AsyncResource, AsyncLink over the sandbox."""
+"""The asyncio client (docs/guides/asyncio.md): AsyncClient, AsyncResource, AsyncLink over the
+sandbox."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Twins checked, not generated (ARCHITECTURE.md): every public member of a sync class exists
+"""Twins checked, not generated (docs/design.md#layers): every public member of a sync class exists
 on its async twin with the same parameters (names, kinds, defaults), and what does I/O there
 is a coroutine (or an async iterator). Only the allowlist below may differ, each with why."""
 
@@ -16,7 +16,8 @@ TWINS = [(rp.Client, rp.AsyncClient), (rp.Resource, rp.AsyncResource), (rp.Link,
 
 # Members that cannot exist on the twin, and what stands in for them.
 RENAMED = {
-    # `close()` cannot be awaited under its sync name: AsyncClient.close must raise (API.md §8).
+    # `close()` cannot be awaited under its sync name: AsyncClient.close must raise
+    # (docs/guides/asyncio.md).
     (rp.Client, "close"): "aclose",
     # A context manager is `async with` on the async face.
     (rp.Client, "__enter__"): "__aenter__",

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import SimpleNamespace
@@ -15,7 +18,7 @@ import pytest
 import serve_process
 from sandbox_http import Http
 
-from recurring_payments.cli import main
+from recurring_payments.cli import build_parser, main
 from recurring_payments.testing import FakeServer
 
 Served = tuple[subprocess.Popen[str], dict[str, str]]
@@ -154,3 +157,32 @@ def test_serve_refuses_a_bad_resources_file(tmp_path: Path, content: str) -> Non
     )
     assert process.returncode == 1
     assert "spec.json" in process.stderr
+
+
+def test_serve_keeps_as_many_requests_as_fake_server() -> None:
+    # One default, FakeServer's (the one docs/sandbox.md states): serve passes none of its own.
+    args = build_parser().parse_args(["serve"])
+    assert args.journal_limit is None
+    assert build_parser().parse_args(["serve", "--journal-limit", "5"]).journal_limit == 5
+    default = inspect.signature(FakeServer).parameters["journal_limit"].default
+    sandbox_page = (Path(__file__).resolve().parents[2] / "docs" / "sandbox.md").read_text()
+    assert f"`journal_limit` = {default:,}" in sandbox_page
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+def test_serve_exits_promptly_on_ctrl_c_with_a_request_still_arriving() -> None:
+    # A browser tab on the sandbox may hold a half-sent request: Ctrl-C does not wait for it.
+    process, settings = start()
+    port = int(settings["BASE_URL"].rsplit(":", 1)[1])
+    try:
+        with socket.create_connection(("127.0.0.1", port)) as half:
+            half.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+            time.sleep(0.2)
+            began = time.monotonic()
+            out, err = serve_process.stop(process, signal.SIGINT)
+            took = time.monotonic() - began
+    finally:
+        serve_process.kill(process)
+    assert process.returncode == 0, err
+    assert "# stopped" in out
+    assert took < 1.5  # about 0.1 s; it waited the stop's 2 s grace before

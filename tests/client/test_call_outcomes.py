@@ -1,6 +1,6 @@
-"""What a merchant needs to recover (API.md §8), sync and async: `outcome_unknown`, the deadline
-of a call (`total_timeout`), retries of what was never sent, 429, empty bodies, extra headers
-and conditional PATCH."""
+"""What a merchant needs to recover (docs/guarantees.md#outcome), sync and async: `outcome_unknown`,
+the deadline of a call (`total_timeout`), retries of what was never sent, 429, empty bodies, extra
+headers and conditional PATCH."""
 
 from __future__ import annotations
 

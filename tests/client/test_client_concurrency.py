@@ -1,4 +1,5 @@
-"""Threads, the GIL and fork: a Client shared by a Django/Flask process (API.md §2)."""
+"""Threads, the GIL and fork: a Client shared by a Django/Flask process
+(docs/guarantees.md#threads-and-fork)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The protocol as the client speaks it: headers, token lifecycle, origin policy (API.md §2-3)."""
+"""The protocol as the client speaks it: headers, token lifecycle, origin policy
+(docs/concepts.md#tokens)."""
 
 from __future__ import annotations
 

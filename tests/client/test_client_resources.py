@@ -1,4 +1,4 @@
-"""Resources and links over the demo data (API.md §4)."""
+"""Resources and links over the demo data (docs/concepts.md#relations-and-their-names)."""
 
 from __future__ import annotations
 

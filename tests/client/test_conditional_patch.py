@@ -1,6 +1,6 @@
-"""Conditional updates end to end (API.md §8): the sandbox's strong ETags and `if_match=` (on
-both faces in test_faces.py). A PATCH with a stale ETag is a PreconditionFailedError and changes
-nothing."""
+"""Conditional updates end to end (docs/guides/errors.md#conditional-updates): the sandbox's strong
+ETags and `if_match=` (on both faces in test_faces.py). A PATCH with a stale ETag is a
+PreconditionFailedError and changes nothing."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""A warm templated follow crosses from Python into Rust at most twice (ARCHITECTURE.md): the
-request is assembled, checked, expanded, resolved and sent in one call into the core, and a
-field read is the other. Counted with a profile hook: every call of a function or method of
-`recurring_payments._core` made from Python is one `c_call` event."""
+"""A warm templated follow crosses from Python into Rust at most twice
+(docs/design.md#the-path-of-a-call): the request is assembled, checked, expanded, resolved and sent
+in one call into the core, and a field read is the other. Counted with a profile hook: every call of
+a function or method of `recurring_payments._core` made from Python is one `c_call` event."""
 
 from __future__ import annotations
 
@@ -105,8 +105,8 @@ def test_a_link_read_as_an_attribute_is_one_crossing(demo: FakeServer, face: str
 
 # The suite runs with an OpenTelemetry SDK installed (otel_kit.py): the tests above count the
 # crossings with telemetry on and recording. Telemetry on with no SDK configured (the no-op
-# tracer, API.md §9), with or without an incoming trace context to propagate, needs a fresh
-# interpreter: an SDK, once set, stays for the life of the process.
+# tracer, docs/guides/observability-otel.md), with or without an incoming trace context to
+# propagate, needs a fresh interpreter: an SDK, once set, stays for the life of the process.
 NO_SDK = """
 import asyncio, sys
 from opentelemetry import context, propagate, trace

@@ -1,8 +1,9 @@
-"""Errors are plain data (API.md §8): every `rp.Error`, raised by a real request against the
-sandbox, survives pickle (every protocol), copy and deepcopy with its class, message, args and
-attributes, and crosses a `multiprocessing.Pool` and a `ProcessPoolExecutor` (spawn: the workers
-build their own client from plain data). A body nested too deep gives `.json is None`, never a
-`RecursionError`. `retry_after`, `outcome_unknown`, `.headers` and `PreconditionFailedError`.
+"""Errors are plain data (docs/guarantees.md#errors-are-data): every `rp.Error`, raised by a real
+request against the sandbox, survives pickle (every protocol), copy and deepcopy with its class,
+message, args and attributes, and crosses a `multiprocessing.Pool` and a `ProcessPoolExecutor`
+(spawn: the workers build their own client from plain data). A body nested too deep gives `.json is
+None`, never a `RecursionError`. `retry_after`, `outcome_unknown`, `.headers` and
+`PreconditionFailedError`.
 
 Expected classes are named by string so that this module also runs (and fails test by test)
 against a build without the new names."""

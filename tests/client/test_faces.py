@@ -1,4 +1,4 @@
-"""The core client behaviours, once for both faces (API.md §2, §4, §8): `Client` and
+"""The core client behaviours, once for both faces (docs/guarantees.md): `Client` and
 `AsyncClient` differ only in how they wait, so each test runs on each, through `face`."""
 
 from __future__ import annotations

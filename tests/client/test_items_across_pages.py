@@ -1,6 +1,6 @@
-"""Items across pages (API.md §11): `res.all(rel)` gives the resources embedded under `rel` on
-this page and on each `next` page, lazily (one GET per further page, each its own call), on
-both faces. A `next` link back to a page already seen stops with `ProtocolError`."""
+"""Items across pages (docs/guarantees.md#pages-end): `res.all(rel)` gives the resources embedded
+under `rel` on this page and on each `next` page, lazily (one GET per further page, each its own
+call), on both faces. A `next` link back to a page already seen stops with `ProtocolError`."""
 
 from __future__ import annotations
 

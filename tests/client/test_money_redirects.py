@@ -1,6 +1,6 @@
-"""Redirects never cause a replay (API.md §8), sync and async: the client follows redirects hop
-by hop; a 401 replays only the hop that carried our token; a POST or PATCH answered by a
-redirect is never sent again, whatever the later hops answer."""
+"""Redirects never cause a replay (docs/guarantees.md#outcome), sync and async: the client follows
+redirects hop by hop; a 401 replays only the hop that carried our token; a POST or PATCH answered by
+a redirect is never sent again, whatever the later hops answer."""
 
 from __future__ import annotations
 

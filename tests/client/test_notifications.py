@@ -1,7 +1,7 @@
-"""Notifications (API.md §11): `parse_notification` reads a posted HAL body without I/O and
-refuses anything unusable; `verify_notification` then GETs its `self` link, which must be on the
-API's origin, so a forged body never sends the token elsewhere. Both faces; the sandbox's
-`notification_body` and `notify`."""
+"""Notifications (docs/guides/notifications.md): `parse_notification` reads a posted HAL body
+without I/O and refuses anything unusable; `verify_notification` then GETs its `self` link, which
+must be on the API's origin, so a forged body never sends the token elsewhere. Both faces; the
+sandbox's `notification_body` and `notify`."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""Conflicts, rate limits and request ids (API.md §11), sync and async: 409 and 429 have their
-own `ClientError`s; every `HTTPError`, and every `ProtocolError` raised for a response, has
+"""Conflicts, rate limits and request ids
+(docs/guides/errors.md#conflicts-rate-limits-and-request-ids), sync and async: 409 and 429 have
+their own `ClientError`s; every `HTTPError`, and every `ProtocolError` raised for a response, has
 `request_id` from the first of `request_id_headers` present (names ignore case); it ends the
 message, is in the attempt's DEBUG line and span, and survives pickling."""
 

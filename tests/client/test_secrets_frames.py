@@ -1,4 +1,4 @@
-"""Secrets in tracebacks (API.md §8 "Secrets, once more"): error trackers (Sentry, Rollbar,
+"""Secrets in tracebacks (docs/guarantees.md#settings-and-secrets): error trackers (Sentry, Rollbar,
 Django's debug page) capture the local variables of every frame of a traceback, and of the
 exceptions chained to it. When `from_env()` or the constructor raises, no such frame may hold a
 secret; and `repr()` works on a client whose constructor raised or has not run.

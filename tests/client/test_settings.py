@@ -1,7 +1,8 @@
-"""Settings are checked at construction (API.md §2, §8 "Secrets, once more", §9 headers): a bad
-value is a ConfigurationError naming the setting, raised before anything is sent, for Client
-and AsyncClient alike. Before: a user_agent with CR/LF was accepted and every request then
-failed as a TransportError, retries=2**40 raised OverflowError, timeout="30" a bare ValueError.
+"""Settings are checked at construction (docs/guides/configuration.md,
+docs/guarantees.md#settings-and-secrets): a bad value is a ConfigurationError naming the setting,
+raised before anything is sent, for Client and AsyncClient alike. Before: a user_agent with CR/LF
+was accepted and every request then failed as a TransportError, retries=2**40 raised OverflowError,
+timeout="30" a bare ValueError.
 """
 
 from __future__ import annotations

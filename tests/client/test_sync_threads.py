@@ -1,5 +1,5 @@
 """The sync client drives its I/O on the calling thread: each thread has its own runtime and
-its own connections, which live as long as the thread (API.md §2, threads)."""
+its own connections, which live as long as the thread (docs/guarantees.md#threads-and-fork)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Token single flight (API.md §3, §8 "Failures are shared"), sync (threads) and async (tasks of
-one loop): however a token request ends, every caller waiting for it gets that outcome at once
-and none starts a token request of its own; and the token response read strictly (spec "Token
-response")."""
+"""Token single flight (docs/concepts.md#tokens, docs/guarantees.md#single-flight), sync (threads)
+and async (tasks of one loop): however a token request ends, every caller waiting for it gets that
+outcome at once and none starts a token request of its own; and the token response read strictly
+(spec "Token response")."""
 
 from __future__ import annotations
 

@@ -1,7 +1,8 @@
-"""Resources travel (API.md §11): a `Resource` or `AsyncResource` survives pickle (what a Django
-cache, Celery's pickle serializer and multiprocessing do) and `copy.deepcopy`/`copy.copy` with its
-document and response facts, without its client, token or credentials; the copy is detached until
-`client.attach(res)` binds it again, and then the origin rules of §3 are those of that client."""
+"""Resources travel (docs/concepts.md#resources-that-travel): a `Resource` or `AsyncResource`
+survives pickle (what a Django cache, Celery's pickle serializer and multiprocessing do) and
+`copy.deepcopy`/`copy.copy` with its document and response facts, without its client, token or
+credentials; the copy is detached until `client.attach(res)` binds it again, and then the origin
+rules of docs/concepts.md#tokens are those of that client."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
-"""Per-call options (API.md §11): `client.with_options(...)` is a client that shares the
-original's connections, token, token store and cached entry point, and applies its own
-`timeout`, `connect_timeout`, `total_timeout`, `retries` and `headers` to every call made
-through it and through the resources and links it returns. Sync and async."""
+"""Per-call options (docs/guides/configuration.md#per-call-settings): `client.with_options(...)` is
+a client that shares the original's connections, token, token store and cached entry point, and
+applies its own `timeout`, `connect_timeout`, `total_timeout`, `retries` and `headers` to every call
+made through it and through the resources and links it returns. Sync and async."""
 
 from __future__ import annotations
 

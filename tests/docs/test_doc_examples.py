@@ -1,12 +1,15 @@
-"""Every ```python block of the site (docs/**/*.md) runs against the sandbox, so the guides
-never rot: page by page, the blocks of a page in order in one namespace (like a reader pasting
-them into one session), with `rp`, a demo `server = FakeServer(demo=True)` and its `client`
-already there. A block that cannot run carries, on the line before it, an HTML comment
-`<!-- not run: REASON -->`; a reason is required, and such a comment must precede a block."""
+"""Every ```python block of the site (docs/**/*.md) runs, so the guides never rot: page by
+page, the blocks of a page in order in one fresh namespace with nothing in it, as a reader
+pastes them into a new interpreter. A page that talks to the API starts its sandbox in its
+first block (docs/development.md, "Writing a page"). A block that cannot run carries, on the
+line before it, an HTML comment `<!-- not run: REASON -->`; a reason is required, and such a
+comment must precede a block. Whatever a page leaves running (a server, a client) is stopped
+after it, whether it passed or not."""
 
 from __future__ import annotations
 
 import contextlib
+import gc
 import io
 import re
 from dataclasses import dataclass
@@ -113,28 +116,56 @@ def test_every_skipped_block_says_why(page: Path) -> None:
     assert comments == skipped, f"{page.name}: a `not run` comment is not before a code block"
 
 
-def _close_what_the_page_left(namespace: dict[str, Any]) -> None:
+def _close_what_the_page_left(namespace: dict[str, Any], servers_before: set[int]) -> None:
     for value in list(namespace.values()):
         if isinstance(value, rp.Client):
             value.close()
-        elif isinstance(value, FakeServer):
-            value.stop()
+        elif isinstance(value, rp.AsyncClient):
+            value._close()  # what aclose() does, without an event loop
+    for server in running_servers():
+        if id(server) not in servers_before:
+            server.stop()
+
+
+def running_servers() -> list[FakeServer]:
+    """Every FakeServer of this process that is listening (the ones a page may leave)."""
+    return [o for o in gc.get_objects() if isinstance(o, FakeServer) and o.running]
+
+
+def run_page(page: Path) -> dict[str, Any]:
+    """Run the page's Python blocks in order in a fresh namespace; returns the namespace."""
+    blocks = [b for b in blocks_of(page.read_text("utf-8")) if b.language == "python"]
+    namespace: dict[str, Any] = {"__name__": "__docs__"}
+    before = {id(server) for server in running_servers()}
+    printed = io.StringIO()
+    name = page.relative_to(DOCS) if page.is_relative_to(DOCS) else page.name
+    try:
+        for block in blocks:
+            if block.skip_reason is None:
+                code = compile(block.source, f"{name}:{block.line}", "exec")
+                with contextlib.redirect_stdout(printed):
+                    exec(code, namespace)
+    finally:
+        _close_what_the_page_left(namespace, before)
+    return namespace
 
 
 @pytest.mark.parametrize("page", PAGES, ids=PAGE_IDS)
 def test_the_python_blocks_run(page: Path) -> None:
-    blocks = [b for b in blocks_of(page.read_text("utf-8")) if b.language == "python"]
-    runnable = [b for b in blocks if b.skip_reason is None]
-    if not runnable:
-        return  # a page without Python (the reference, the CLI): nothing to run
-    with FakeServer(demo=True) as server, server.client() as client:
-        namespace: dict[str, Any] = {"__name__": "__docs__", "rp": rp}
-        namespace.update(server=server, client=client)
-        printed = io.StringIO()
-        try:
-            for block in runnable:
-                code = compile(block.source, f"{page.relative_to(DOCS)}:{block.line}", "exec")
-                with contextlib.redirect_stdout(printed):
-                    exec(code, namespace)
-        finally:
-            _close_what_the_page_left(namespace)
+    run_page(page)  # a page without Python (the reference, the CLI) runs nothing
+
+
+def test_a_page_gets_nothing_from_outside_and_leaves_nothing_running(tmp_path: Path) -> None:
+    # A name no block of the page defines fails as it would for a reader.
+    (tmp_path / "uses_client.md").write_text("```python\nclient.get_creditors()\n```\n")
+    with pytest.raises(NameError, match="'client'"):
+        run_page(tmp_path / "uses_client.md")
+    # A page that starts a server and fails before it stops it leaves no server running.
+    before = {id(server) for server in running_servers()}
+    (tmp_path / "leaves_a_server.md").write_text(
+        "```python\nfrom recurring_payments.testing import FakeServer\n"
+        "server = FakeServer().start()\nraise RuntimeError\n```\n"
+    )
+    with pytest.raises(RuntimeError):
+        run_page(tmp_path / "leaves_a_server.md")
+    assert {id(server) for server in running_servers()} <= before

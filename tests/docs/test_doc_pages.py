@@ -1,12 +1,14 @@
 """What the pages must hold: the reference names every public name, each guarantee names test
-files that exist, and the README keeps the two quick-start commands and links into docs/ that
-resolve (so they work on GitHub too)."""
+files that exist, the README keeps the two quick-start commands and links into docs/ that
+resolve (so they work on GitHub too), and no page of the built site shows a table as text."""
 
 from __future__ import annotations
 
 import ast
 import inspect
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -133,3 +135,35 @@ def test_the_built_reference_shows_every_public_member(site: Path) -> None:
                 expected |= {f"{prefix}.{name}.{m}" for m in _public_members(obj)}
     missing = sorted(expected - anchors)
     assert not missing, f"not in the built reference: {missing}"
+
+
+def test_no_page_shows_a_markdown_table_as_text(site: Path) -> None:
+    checked = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "check_site_tables.py"), str(site)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert (checked.returncode, checked.stdout) == (0, ""), checked.stdout + checked.stderr
+
+
+def test_the_table_check_finds_a_table_broken_by_a_blank_line(tmp_path: Path) -> None:
+    # What a blank line inside a table renders to: the rows after it as one paragraph.
+    (tmp_path / "page.html").write_text(
+        "<table><tr><td><code>timeout</code></td></tr></table>\n"
+        "<p>| <code>telemetry</code> | <code>True</code> | spans |\n"
+        "| <code>trust_env</code> | <code>True</code> | proxies |</p>\n"
+        "<pre><code>| a | b |   (a code block may show pipes)</code></pre>\n"
+        "<p>a | b, or <code>x | y</code> in prose</p>\n"
+    )
+    checked = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "check_site_tables.py"), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert checked.returncode == 1
+    assert checked.stdout.splitlines() == [
+        "page.html: a Markdown table row shown as text: | telemetry | True | spans |",
+        "page.html: a Markdown table row shown as text: | trust_env | True | proxies |",
+    ]

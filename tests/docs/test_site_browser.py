@@ -137,3 +137,31 @@ def test_the_search_finds_outcome_unknown(browser: Any, site_url: str) -> None:
     assert "outcome_unknown" in found
     assert "Errors and recovery" in text_of(browser, ".md-search-result")
     assert errors_logged(browser) == []
+
+
+def test_the_configuration_table_keeps_argument_names_whole(browser: Any, site_url: str) -> None:
+    browser.get(f"{site_url}/guides/configuration.html")
+    # One table of every argument (a blank line inside it would end it early), each name in
+    # its first column on one line.
+    lines_per_name = browser.execute_script(
+        "const rows = document.querySelector('article table').tBodies[0].rows;"
+        "return Array.from(rows, r => [r.cells[0].innerText,"
+        " r.cells[0].querySelector('code').getClientRects().length]);"
+    )
+    names = [name for name, _ in lines_per_name]
+    assert names[0] == "base_url" and "telemetry" in names and names[-1] == "trust_env", names
+    assert [name for name, lines in lines_per_name if lines != 1] == []
+    assert errors_logged(browser) == []
+
+
+def test_code_blocks_fit_the_window(browser: Any, site_url: str) -> None:
+    # At 1280 px wide, a long line wraps rather than running under a scroll bar.
+    browser.get(f"{site_url}/guides/web-frameworks.html")
+    cut = browser.execute_script(
+        "return Array.from(document.querySelectorAll('article pre > code'))"
+        ".filter(c => c.scrollWidth > c.clientWidth + 1).map(c => c.innerText.slice(0, 60));"
+    )
+    assert browser.execute_script("return window.innerWidth") == 1280
+    assert browser.execute_script("return document.querySelectorAll('article pre').length") >= 5
+    assert cut == []
+    assert errors_logged(browser) == []

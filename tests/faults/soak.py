@@ -46,6 +46,8 @@ EXPIRE_EVERY = 5.0
 POST_EVERY = 16  # one request in POST_EVERY is a POST
 # The clients' settings: a call's deadline, and each attempt's timeout below it.
 TIMEOUT = 2.5
+# How often the async side's event loop is probed for late wake-ups (seconds).
+LAG_PROBE = 0.05
 TOTAL_TIMEOUT = 5.0
 # How late the server process may arm or disarm a window (it is asserted); an error is
 # attributed to a window for calls that started up to this long after the window's end.
@@ -318,6 +320,9 @@ class Side:
     unexpected_samples: list[str] = field(default_factory=list)
     per_window: list[Counter[str]] = field(default_factory=list)
     gap_ok: list[int] = field(default_factory=list)
+    # The async side: the longest an event-loop wake-up came late (a task's sleep overshoot).
+    # A call's time, measured by the task, includes this wait, which is not the client's.
+    loop_lag_max: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
     def __post_init__(self) -> None:
@@ -335,7 +340,8 @@ class Side:
             unknown = getattr(error, "outcome_unknown", None)
             self.outcome_unknown[{True: "true", False: "false", None: "absent"}[unknown]] += 1
             # Every rp.Error carries it; True only for a POST: one that failed in transport,
-            # or any later failure of a call whose POST a 303 answered (processed: API.md §8,
+            # or any later failure of a call whose POST a 303 answered (processed:
+            # docs/guarantees.md#outcome,
             # amended), e.g. a 401 that stays on the GET, which the redirect windows can
             # combine with a token fault.
             if unknown is None or (unknown is True and method != "POST"):
@@ -431,7 +437,13 @@ async def _async_side(client: Any, side: Side, stop: threading.Event) -> None:
                 slowest, slowest_outcome = ended - started, outcome
         side.finish(calls, ok, slowest, slowest_outcome, gap_ok)
 
-    await asyncio.gather(*(task() for _ in range(TASKS)))
+    async def loop_lag() -> None:
+        while not stop.is_set():
+            asked = time.monotonic()
+            await asyncio.sleep(LAG_PROBE)
+            side.loop_lag_max = max(side.loop_lag_max, time.monotonic() - asked - LAG_PROBE)
+
+    await asyncio.gather(loop_lag(), *(task() for _ in range(TASKS)))
     await client.aclose()
 
 
@@ -584,7 +596,10 @@ def run(seconds: float, seed: int | None = None, warmup: float | None = None) ->
         ],
         "kinds_played": sorted({f["kind"] for w in plan.windows for f in w.faults}),
         "sync": side_figures(sync_side, "sync", threads=THREADS),
-        "async": side_figures(async_side, "async", tasks=TASKS),
+        "async": {
+            **side_figures(async_side, "async", tasks=TASKS),
+            "loop_lag_max_s": round(async_side.loop_lag_max, 3),
+        },
         "process": {
             "callers": THREADS + TASKS,
             "before": before,

@@ -1,5 +1,6 @@
-"""Fault injection, sync and async (issue 8): for each fault the exact error class of API.md §5,
-the client still working afterwards, and no POST or PATCH sent twice (journal)."""
+"""Fault injection, sync and async (issue 8): for each fault the exact error class of
+docs/guides/errors.md#the-tree, the client still working afterwards, and no POST or PATCH sent twice
+(journal)."""
 
 from __future__ import annotations
 

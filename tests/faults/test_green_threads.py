@@ -1,6 +1,6 @@
-"""Green threads (API.md §8): under gevent's `monkey.patch_all()` or eventlet's
-`monkey_patch()`, a sync call waits without blocking the hub, so the other greenlets of the
-worker run (before: 2 gevent workers served 19 requests/s at 200 ms API latency). Without
+"""Green threads (docs/guides/web-frameworks.md#worker-classes): under gevent's `monkey.patch_all()`
+or eventlet's `monkey_patch()`, a sync call waits without blocking the hub, so the other greenlets
+of the worker run (before: 2 gevent workers served 19 requests/s at 200 ms API latency). Without
 monkey-patching nothing changes and neither library is imported.
 
 Each case runs tests/green_scenario.py in a subprocess, since patching must come first: N

@@ -1,8 +1,8 @@
-"""Proxies as a setting (API.md §11), sync and async, against real loopback proxies
-(tests/raw_http.py): `proxy=` carries every request, token requests included, with its Basic
-credentials, which appear nowhere else; `trust_env=False` ignores the environment; `NO_PROXY`
-applies to environment proxies only, and `NO_PROXY=*` bypasses them for IP literals too. A
-proxy that refuses, hangs or answers 407 gives a typed error and never a second POST."""
+"""Proxies as a setting (docs/guides/tls-and-proxies.md#proxies), sync and async, against real
+loopback proxies (tests/raw_http.py): `proxy=` carries every request, token requests included, with
+its Basic credentials, which appear nowhere else; `trust_env=False` ignores the environment;
+`NO_PROXY` applies to environment proxies only, and `NO_PROXY=*` bypasses them for IP literals too.
+A proxy that refuses, hangs or answers 407 gives a typed error and never a second POST."""
 
 from __future__ import annotations
 

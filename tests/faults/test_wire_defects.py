@@ -4,7 +4,7 @@ server writes every byte, tests/raw_http.py), sync and async:
 - `Content-Encoding: GZIP` is decoded (content codings ignore case, RFC 9110 §8.4.1);
 - an obs-folded response header is unfolded (RFC 9112 §5.2), not a transport error;
 - a POST/PATCH answered 301/302/303 was processed: any later failure of the call has
-  `outcome_unknown == True` (API.md §8, amended), a 401 that stays and a refused `Location`
+  `outcome_unknown == True` (docs/guarantees.md#outcome), a 401 that stays and a refused `Location`
   included."""
 
 from __future__ import annotations

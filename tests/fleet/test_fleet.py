@@ -1,4 +1,5 @@
-"""Fleet mode (API.md §10): one token for many clients and processes through a real Redis."""
+"""Fleet mode (docs/guides/fleets.md): one token for many clients and processes through a real
+Redis."""
 
 from __future__ import annotations
 
@@ -316,7 +317,8 @@ def _store_spans(exporter: Any) -> list[Any]:
 
 
 def test_the_store_shows_as_spans(server: FakeServer, redis: RedisServer) -> None:
-    # API.md §10: with telemetry, every command to the store is a span of its own, child of
+    # docs/guides/fleets.md: with telemetry, every command to the store is a span of its own, child
+    # of
     # the caller's span, beside the token request's HTTP span.
     tracer = otel_trace.get_tracer("tests")
     with otel_kit.capture() as exporter, server.client(token_store=redis.url) as client:

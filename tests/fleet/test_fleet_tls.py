@@ -1,4 +1,4 @@
-"""Fleet mode over TLS (API.md §10, docs/guides/fleets.md): ``rediss://`` against a real
+"""Fleet mode over TLS (docs/guides/fleets.md): ``rediss://`` against a real
 ``redis-server`` that listens with TLS only, its certificate from a throw-away CA.
 
 The store's certificate check uses the system's roots as rustls-native-certs loads them, and

@@ -1,4 +1,5 @@
-"""HAL as other servers write it (API.md §8 "HAL as written by others", §4 relation names):
+"""HAL as other servers write it (docs/concepts.md#hal-documents-and-resource,
+docs/concepts.md#relations-and-their-names):
 link arrays where one link is read, CURIEs inherited by embedded resources, and two rels that
 make one attribute name."""
 

@@ -313,7 +313,8 @@ def expressions(draw: st.DrawFn) -> tuple[str, list[tuple[str, str]], dict[str, 
 
 def moves_the_path(expanded: str) -> bool:
     """Whether ``expanded`` has a ``.``/``..`` segment before its query (``%2e`` is a dot to
-    URL parsers): a value may not make one (API.md §8), the reference's templates have none."""
+    URL parsers): a value may not make one (docs/guarantees.md#template-values), the reference's
+    templates have none."""
     path = re.split("[?#]", expanded, maxsplit=1)[0]
     return any(seg.lower().replace("%2e", ".") in (".", "..") for seg in path.split("/"))
 

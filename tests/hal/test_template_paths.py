@@ -1,6 +1,7 @@
-"""Values that cannot change the path (API.md §8): a template variable's value never changes
-the structure of the URL, whichever entry point expands it (client.get/post/patch with a
-template, a link's call, get, post, patch and expand, rp.expand_uri_template)."""
+"""Values that cannot change the path (docs/guarantees.md#template-values): a template variable's
+value never changes the structure of the URL, whichever entry point expands it
+(client.get/post/patch with a template, a link's call, get, post, patch and expand,
+rp.expand_uri_template)."""
 
 from __future__ import annotations
 

@@ -47,7 +47,8 @@ def test_the_suite_has_270_cases() -> None:
 def test_conformance(template: str, variables: dict[str, Any], expected: Any) -> None:
     # The suite writes an undefined variable as `null`. In this API a variable is undefined
     # when it is left out: `None` is left out only where the URL keeps its structure (query
-    # expansions), and refused in the path (API.md §8; test_none_in_the_path_is_not_undefined).
+    # expansions), and refused in the path (docs/guarantees.md#template-values;
+    # test_none_in_the_path_is_not_undefined).
     variables = {name: value for name, value in variables.items() if value is not None}
     if expected is False:
         with pytest.raises(rp.TemplateError):

@@ -7,6 +7,8 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
+import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -162,6 +164,37 @@ def test_django_notification_view(
         demo.fail_next(503, count=3)  # the first attempt and its two retries
         assert browser.post("/notifications/", body, content_type=hal).status_code == 503
         assert browser.get("/notifications/").status_code == 405
+
+
+GUIDE = ROOT / "docs" / "guides" / "notifications.md"
+
+
+def files_printed_in(page: Path) -> dict[str, str]:
+    """The ```python blocks of a page that are files: those whose first line names one
+    (`# conftest.py`), by name."""
+    blocks = re.findall(r"^```python\n# ([\w/]+\.py)\n(.*?)^```$", page.read_text(), re.M | re.S)
+    return dict(blocks)
+
+
+def test_the_django_app_copied_alone_passes_the_guides_tests(tmp_path: Path) -> None:
+    # What a reader does: copy examples/django_app into a project, add the notifications
+    # guide's conftest.py and test module as printed, and run pytest (no RECURRING_PAYMENTS_*
+    # set: the guide's fixture points the app at the plugin's demo sandbox).
+    shutil.copytree(EXAMPLES / "django_app", tmp_path / "django_app")
+    printed = files_printed_in(GUIDE)
+    assert {"conftest.py", "test_notifications.py"} <= set(printed)
+    for name in ("conftest.py", "test_notifications.py"):
+        (tmp_path / name).write_text(printed[name])
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment(None),
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "2 passed" in done.stdout
 
 
 def _last_order_id(server: FakeServer) -> str:

@@ -99,7 +99,7 @@ def test_sync_client_introspection_sends_nothing(demo: FakeServer) -> None:
     with pytest.raises(AttributeError):
         client.getdoc  # noqa: B018 (what IPython's `client?` calls)
     introspect(client)
-    assert "get_creditors" not in dir(client)  # completion does no I/O (API.md §8)
+    assert "get_creditors" not in dir(client)  # completion does no I/O (docs/guides/jupyter.md)
     assert demo.requests == []
     client.root()
     assert "get_creditors" in dir(client)  # the cached entry point's relations

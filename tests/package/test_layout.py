@@ -1,4 +1,4 @@
-"""The rules of ARCHITECTURE.md that a reader relies on, checked on the source tree: the core
+"""The rules of docs/design.md that a reader relies on, checked on the source tree: the core
 and the sandbox know nothing of Python, the bindings nothing of HAL (a source checkout only:
 the installed wheel has no Rust sources)."""
 

@@ -1,4 +1,5 @@
-"""The public surface is a test: __all__ is exactly the documented names (API.md)."""
+"""The public surface is a test: __all__ is exactly the documented names
+(docs/reference/index.md)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The sandbox's strong ETags and If-Match on PATCH (API.md §8 "Conditional updates"), checked
-with plain HTTP, independently of our client."""
+"""The sandbox's strong ETags and If-Match on PATCH (docs/guides/errors.md#conditional-updates),
+checked with plain HTTP, independently of our client."""
 
 from __future__ import annotations
 

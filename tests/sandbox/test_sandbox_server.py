@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import socket
 import threading
+import time
 import warnings
 
 import pytest
@@ -185,3 +186,46 @@ def test_a_forked_child_can_start_its_own_server(rp_server: FakeServer) -> None:
     _, status = os.waitpid(pid, 0)
     assert os.waitstatus_to_exitcode(status) == 0
     assert Http(rp_server).api("GET", "/").status == 200
+
+
+def test_stop_does_not_wait_for_a_request_still_arriving() -> None:
+    # A browser's half-sent request (headers not finished) is not waited for: a stop with one
+    # open returns at once, where it used to wait out the whole grace (about 2 s).
+    server = FakeServer().start()
+    half = socket.create_connection(("127.0.0.1", port_of(server)))
+    try:
+        half.sendall(b"GET / HTTP/1.1\r\nHost: x\r\n")
+        time.sleep(0.2)  # the server has read what came
+        started = time.monotonic()
+        server.stop()
+        assert time.monotonic() - started < 1.0
+        half.settimeout(5)
+        assert half.recv(100) == b""  # closed without an answer
+    finally:
+        half.close()
+        server.stop()
+
+
+def test_stop_lets_the_request_being_answered_finish() -> None:
+    server = FakeServer(demo=True).start()
+    client = server.client(retries=0)
+    try:
+        client.root()
+        server.delay_next(0.5, path="/creditors")
+        answers: list[object] = []
+
+        def slow_call() -> None:
+            try:
+                answers.append(client.get_creditors(reference="democreditor")["name"])
+            except Exception as exc:  # reported by the assertion below
+                answers.append(exc)
+
+        caller = threading.Thread(target=slow_call)
+        caller.start()
+        time.sleep(0.2)  # the request is being answered (delayed)
+        server.stop()
+        caller.join(timeout=10)
+        assert answers == ["Demo Creditor SAS"]
+    finally:
+        client.close()
+        server.stop()

@@ -1,5 +1,5 @@
-"""OpenTelemetry is optional (API.md §9), checked in fresh interpreters: without
-`opentelemetry-api` nothing is imported and requests work; with `telemetry=False` it is not
+"""OpenTelemetry is optional (docs/guides/observability-otel.md), checked in fresh interpreters:
+without `opentelemetry-api` nothing is imported and requests work; with `telemetry=False` it is not
 imported either; with it and no SDK configured (no-op tracer) requests work and send no trace
 context (there is none); until the application imports it, neither does the client."""
 

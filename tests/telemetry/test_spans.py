@@ -1,6 +1,6 @@
-"""OpenTelemetry spans (API.md §9), sync and async, with the SDK's in-memory exporter (the
-global SDK of otel_kit.py): one CLIENT span per HTTP attempt, token requests, retries, the 401
-replay and failures included, children of the caller's span, with the stable HTTP semantic
+"""OpenTelemetry spans (docs/guides/observability-otel.md), sync and async, with the SDK's in-memory
+exporter (the global SDK of otel_kit.py): one CLIENT span per HTTP attempt, token requests, retries,
+the 401 replay and failures included, children of the caller's span, with the stable HTTP semantic
 conventions; the trace context sent to the API's origin only."""
 
 from __future__ import annotations

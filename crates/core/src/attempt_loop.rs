@@ -1,19 +1,20 @@
-//! The loop of attempts of one request over a wire (wire.rs), as API.md §2 and §8 say: a GET
-//! is sent again after a failure on the wire and after 429/502/503/504 (honouring
-//! `Retry-After`); any method is sent again when nothing of it was written; nothing that may
-//! have been written is sent again unless it is a GET. Pauses back off; no pause or attempt
-//! goes past the call's deadline; every attempt is logged (attempts.rs). What may be sent again
-//! is read from the failure's phase, never from its message.
+//! The loop of attempts of one request over a wire (wire.rs), as docs/guarantees.md#no-double-send
+//! says: a GET is sent again after a failure on the wire and after 429/502/503/504 (honouring
+//! `Retry-After`); any method is sent again when nothing of it was written; nothing that may have
+//! been written is sent again unless it is a GET. Pauses back off; no pause or attempt goes past
+//! the call's deadline; every attempt is logged (records.rs). What may be sent again is read from
+//! the failure's phase, never from its message.
 
 use std::time::{Duration, Instant, SystemTime};
 
 use http::Method;
 
-use crate::attempts::{self, Attempt};
 use crate::error::{Error, Result};
+use crate::records::{self, Attempt};
 use crate::wire::{Driver, Limits, Outgoing, Phase, Response, Wire, WireError};
 
-/// The moment a call must be over by (`total_timeout`, API.md §8), and its length for messages.
+/// The moment a call must be over by (`total_timeout`, docs/guarantees.md#deadline), and its length
+/// for messages.
 #[derive(Debug, Clone, Copy)]
 pub struct Deadline {
     pub at: Instant,
@@ -78,18 +79,18 @@ pub async fn send<W: Wire>(
     let mut attempt = 0;
     loop {
         let started = Instant::now();
-        let started_unix_ns = attempts::unix_ns(SystemTime::now());
+        let started_unix_ns = records::unix_ns(SystemTime::now());
         // Logged before it is sent, completed after: a call dropped meanwhile (a cancelled
-        // await, a KeyboardInterrupt) still tells of it (`attempts::cancel_pending`).
+        // await, a KeyboardInterrupt) still tells of it (`records::cancel_pending`).
         log.push(Attempt {
             method: request.method.to_string(),
-            url: attempts::redacted_url(&request.url),
+            url: records::redacted_url(&request.url),
             status: None,
             elapsed: Duration::ZERO,
             attempt: attempt + 1,
             error: None,
             started_unix_ns,
-            ended_unix_ns: attempts::PENDING,
+            ended_unix_ns: records::PENDING,
             token: false,
             resend_count: 0,
             error_kind: None,
@@ -118,8 +119,9 @@ pub async fn send<W: Wire>(
                 (Ok(response), again)
             }
             Err(WireError::Failed(failure)) => {
-                // Nothing written: sending it again cannot duplicate it (§8). Perhaps written:
-                // a GET only, and not after a timeout (§2).
+                // Nothing written: sending it again cannot duplicate it
+                // (docs/guarantees.md#no-double-send). Perhaps written:
+                // a GET only, and not after a timeout (docs/guarantees.md#no-double-send).
                 let again = failure.phase == Phase::BeforeWrite || (idempotent && !failure.timeout);
                 (
                     Err(failure.into_error(&request.method, request.url.as_str())),
@@ -150,8 +152,8 @@ pub async fn send<W: Wire>(
             logged.status = outcome.as_ref().ok().map(|r| r.status);
             logged.elapsed = elapsed;
             logged.error = outcome.as_ref().err().map(|e| e.to_string());
-            logged.ended_unix_ns = attempts::end_ns(started_unix_ns, elapsed);
-            logged.error_kind = outcome.as_ref().err().map(attempts::error_kind);
+            logged.ended_unix_ns = records::end_ns(started_unix_ns, elapsed);
+            logged.error_kind = outcome.as_ref().err().map(records::error_kind);
             logged.request_id = match &outcome {
                 Ok(response) => response.request_id.clone(),
                 Err(error) => error.request_id().map(str::to_owned),

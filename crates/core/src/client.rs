@@ -1,6 +1,6 @@
-//! The core client (API.md §2-3, §8): token -> send -> redirects followed hop by hop -> a 401
-//! on a hop that carried our token replays that hop once -> response. The whole call is
-//! bounded by `total_timeout`.
+//! The core client (docs/design.md#the-path-of-a-call): token -> send -> redirects followed hop by
+//! hop -> a 401 on a hop that carried our token replays that hop once -> response. The whole call
+//! is bounded by `total_timeout`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,16 +13,17 @@ use http::Method;
 use url::Url;
 
 use crate::attempt_loop::Deadline;
-use crate::attempts::{self, Attempt};
 use crate::auth::{Credentials, StoreEvent, StoreSpec, Token, TokenCache};
 use crate::error::{Error, Result};
 use crate::media;
+use crate::proxy::ProxySetting;
+use crate::records::{self, Attempt};
 use crate::request::{extra_headers, seconds, CallOptions, Prepared, Request};
 use crate::runtime::PerProcess;
 use crate::template;
 use crate::text::double_quoted;
 use crate::tls::Verify;
-use crate::transport::{header_value, ProxySetting, Transport, TransportConfig};
+use crate::transport::{header_value, Transport, TransportConfig};
 use crate::wire::{Driver, Outgoing, Response};
 
 #[derive(Debug, Clone)]
@@ -38,15 +39,19 @@ pub struct ClientConfig {
     pub allow_http: bool,
     pub verify: Verify,
     pub user_agent: String,
-    /// Bounds one whole call: token request, attempts, pauses, redirects, replay (§8).
+    /// Bounds one whole call: token request, attempts, pauses, redirects, replay
+    /// (docs/guarantees.md#deadline).
     pub total_timeout: f64,
-    /// Extra headers for requests to the API's origin (not the token endpoint) (§9).
+    /// Extra headers for requests to the API's origin (not the token endpoint)
+    /// (docs/guides/configuration.md).
     pub headers: Vec<(String, String)>,
-    /// A Redis URL to share the token with the fleet (§10); `None`: in process.
+    /// A Redis URL to share the token with the fleet (docs/guides/fleets.md); `None`: in process.
     pub token_store: Option<String>,
-    /// Response headers naming the request id, first present wins (§11).
+    /// Response headers naming the request id, first present wins
+    /// (docs/guides/errors.md#conflicts-rate-limits-and-request-ids).
     pub request_id_headers: Vec<String>,
-    /// `proxy=` (a URL, possibly with the proxy's credentials) and `trust_env` (§11).
+    /// `proxy=` (a URL, possibly with the proxy's credentials) and `trust_env`
+    /// (docs/guides/tls-and-proxies.md#proxies).
     pub proxy: Option<String>,
     pub trust_env: bool,
 }
@@ -179,8 +184,9 @@ impl Client {
     }
 
     /// Fetch a token now (validates the credentials), within `total_timeout`. `headers`: this
-    /// call's extra headers for the token request (the trace context, §9); `store_log`
-    /// receives the token store commands sent (§10), as `log` the HTTP attempts.
+    /// call's extra headers for the token request (the trace context,
+    /// docs/guides/observability-otel.md); `store_log` receives the token store commands sent
+    /// (docs/guides/fleets.md), as `log` the HTTP attempts.
     pub async fn authenticate(
         &self,
         headers: &[(String, String)],
@@ -199,7 +205,7 @@ impl Client {
             Ok(outcome) => outcome,
             Err(_) => Err(deadline.exceeded("POST", self.token_url.as_str(), false)),
         };
-        attempts::settle(log, outcome.as_ref().err());
+        records::settle(log, outcome.as_ref().err());
         outcome
     }
 
@@ -209,8 +215,8 @@ impl Client {
     }
 
     /// One API call with the protocol's rules; `log` receives every attempt, `store_log` the
-    /// token store commands (§10). `driver` says where this future is polled (and so which
-    /// connection pool it uses).
+    /// token store commands (docs/guides/fleets.md). `driver` says where this future is polled (and
+    /// so which connection pool it uses).
     pub async fn send(
         &self,
         request: Prepared,
@@ -234,10 +240,11 @@ impl Client {
                 Err(deadline.exceeded(trace.method, &trace.url, trace.writing || trace.processed))
             }
         };
-        attempts::settle(log, outcome.as_ref().err());
+        records::settle(log, outcome.as_ref().err());
         // A failure after a POST/PATCH of this call was processed (answered by 301/302/303):
         // the call's outcome is unknown to the caller even though this hop was a GET, whatever
-        // the failure (a 401 that stays, a refused Location, a transport error: §8, amended).
+        // the failure (a 401 that stays, a refused Location, a transport error:
+        // docs/guarantees.md#outcome).
         match outcome {
             Ok(mut response) => {
                 response.after_processed_write = trace.processed;
@@ -424,7 +431,7 @@ impl Client {
         let sent = (self.transport)
             .send(&outgoing, options, driver, log, deadline)
             .await;
-        attempts::mark_token_requests(log.get_mut(first..).unwrap_or_default());
+        records::mark_token_requests(log.get_mut(first..).unwrap_or_default());
         let response = sent.map_err(|e| e.with_outcome_unknown(false))?;
         match response.status {
             200..=299 => Token::from_response(&response.body, self.scope).map_err(|e| {
@@ -547,7 +554,8 @@ fn check_success(method: &str, response: Response) -> Result<Response> {
         return Err(response.into_failure(method, false));
     }
     if response.body.is_empty() {
-        // An empty body is a document only where HTTP gives none (§4, §8).
+        // An empty body is a document only where HTTP gives none
+        // (docs/concepts.md#links-and-what-they-send).
         if matches!(response.status, 201 | 202 | 204) {
             return Ok(response);
         }

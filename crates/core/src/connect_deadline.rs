@@ -1,6 +1,6 @@
 //! A new connection must be up before its attempt ends, or the attempt fails as a connect
 //! failure: nothing of the request was written, so a POST is known not to have arrived and
-//! may be sent again (API.md §8).
+//! may be sent again (docs/guarantees.md#no-double-send).
 //!
 //! A timer around the whole request cuts it with one error for every phase: a connect still
 //! under way when `timeout` or the call's deadline came would read as "timed out" after the

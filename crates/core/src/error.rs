@@ -13,10 +13,11 @@ pub struct HttpFailure {
     pub body: String,
     /// The 401 survived the single replay, or the token endpoint refused the credentials.
     pub authentication: bool,
-    /// The first of the client's `request_id_headers` that the response carried (API.md §11).
+    /// The first of the client's `request_id_headers` that the response carried
+    /// (docs/guides/errors.md#conflicts-rate-limits-and-request-ids).
     pub request_id: Option<String>,
     /// A POST/PATCH of this call was processed before this answer came (answered 301/302/303):
-    /// its result is not in hand (API.md §8).
+    /// its result is not in hand (docs/guarantees.md#outcome).
     pub outcome_unknown: bool,
 }
 
@@ -42,7 +43,8 @@ pub enum Error {
     /// nor the server caused it (Python `InternalError`, a `RuntimeError`).
     Internal(String),
     /// Connection refused or reset, TLS failure, body cut short. `outcome_unknown`: the
-    /// caller's POST/PATCH may have reached the server and no complete answer came (API.md §8).
+    /// caller's POST/PATCH may have reached the server and no complete answer came
+    /// (docs/guarantees.md#outcome).
     Transport {
         method: String,
         url: String,
@@ -133,7 +135,8 @@ impl Error {
         self
     }
 
-    /// The request id of the response this error was raised for (API.md §11), if none yet.
+    /// The request id of the response this error was raised for
+    /// (docs/guides/errors.md#conflicts-rate-limits-and-request-ids), if none yet.
     pub fn with_request_id(mut self, id: Option<&str>) -> Self {
         let slot = match &mut self {
             Error::Http(failure) => &mut failure.request_id,
@@ -149,7 +152,8 @@ impl Error {
         self
     }
 
-    /// The request id of the response this error was raised for (API.md §11).
+    /// The request id of the response this error was raised for
+    /// (docs/guides/errors.md#conflicts-rate-limits-and-request-ids).
     pub fn request_id(&self) -> Option<&str> {
         match self {
             Error::Http(failure) => failure.request_id.as_deref(),

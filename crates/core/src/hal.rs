@@ -15,7 +15,7 @@ mod links;
 mod shape;
 mod walk;
 
-pub use curies::{in_scope, Curie};
+pub use curies::in_scope;
 pub use document::{Document, Kind};
 pub use index::parse;
 pub use limits::MAX_NESTING;

@@ -45,7 +45,8 @@ pub struct WireSettings {
     pub proxy: ProxySetting,
     pub user_agent: HeaderValue,
     pub max_response_size: usize,
-    /// Response headers whose first present value is the request id (API.md §11).
+    /// Response headers whose first present value is the request id
+    /// (docs/guides/errors.md#conflicts-rate-limits-and-request-ids).
     pub request_id_headers: Arc<[HeaderName]>,
 }
 

@@ -3,7 +3,6 @@
 //! the bindings (`crates/python`) only wrap it.
 
 pub mod attempt_loop;
-pub mod attempts;
 pub mod auth;
 pub mod client;
 mod connect_deadline;
@@ -12,6 +11,7 @@ pub mod hal;
 pub mod hyper_wire;
 pub mod media;
 pub mod proxy;
+pub mod records;
 pub mod rels;
 pub mod reply;
 pub mod request;

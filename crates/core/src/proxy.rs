@@ -1,7 +1,7 @@
-//! Where requests are routed (API.md §11): the `proxy=` setting, or the environment's
-//! `HTTP(S)_PROXY`/`ALL_PROXY`/`NO_PROXY` when `trust_env`, or nothing. We decide it rather
-//! than hyper-util's environment matcher, whose `NO_PROXY=*` exempts domain names only: curl, requests
-//! and httpx bypass the proxy for every host, IP literals included.
+//! Where requests are routed (docs/guides/tls-and-proxies.md#proxies): the `proxy=` setting, or the
+//! environment's `HTTP(S)_PROXY`/`ALL_PROXY`/`NO_PROXY` when `trust_env`, or nothing. We decide it
+//! rather than hyper-util's environment matcher, whose `NO_PROXY=*` exempts domain names only:
+//! curl, requests and httpx bypass the proxy for every host, IP literals included.
 //!
 //! A proxy URL may hold the proxy's Basic credentials: no `Debug` or message here shows them.
 

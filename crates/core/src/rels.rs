@@ -1,4 +1,5 @@
-//! Relation names: which names reach which rel of a resource (API.md §4).
+//! Relation names: which names reach which rel of a resource
+//! (docs/concepts.md#relations-and-their-names).
 //!
 //! A rel is reachable by, from strongest to weakest claim:
 //! 1. the full rel exactly (IANA rels such as `self` or `edit-form` are full rels too);
@@ -12,9 +13,10 @@
 //! ambiguous, and each of them stays reachable by its full rel.
 //!
 //! Python attributes (`res.get_foo`) are looked up apart: an attribute stands for every name of
-//! that attribute form, so `ns#get-foo` and `ns#get_foo` make `get_foo` ambiguous (API.md §4)
-//! although `get_foo` as a name is the second rel's exact short name. Only a full rel outranks
-//! short names there (`edit-form` over `ns#edit-form` for `edit_form`).
+//! that attribute form, so `ns#get-foo` and `ns#get_foo` make `get_foo` ambiguous
+//! (docs/concepts.md#relations-and-their-names) although `get_foo` as a name is the second rel's
+//! exact short name. Only a full rel outranks short names there (`edit-form` over `ns#edit-form`
+//! for `edit_form`).
 
 use std::collections::BTreeMap;
 

@@ -4,9 +4,9 @@
 
 use http::header::HeaderMap;
 
-use crate::attempts::{self, Attempt};
 use crate::error::Result;
 use crate::hal;
+use crate::records::{self, Attempt};
 use crate::wire::Response;
 
 /// A response whose body is a HAL document, or empty.
@@ -37,7 +37,7 @@ impl Reply {
             match parsed {
                 Ok(document) => Some(document),
                 Err(error) => {
-                    attempts::fail_last(log, &error);
+                    records::fail_last(log, &error);
                     return Err(error);
                 }
             }
@@ -112,7 +112,8 @@ mod tests {
             }
             other => panic!("expected a protocol error with its response, got {other:?}"),
         }
-        // An earlier hop processed the write: the call's outcome is unknown (API.md §8).
+        // An earlier hop processed the write: the call's outcome is unknown
+        // (docs/guarantees.md#outcome).
         assert!(error.outcome_unknown());
         assert_eq!(log[0].error_kind, Some("ProtocolError"));
     }

@@ -1,4 +1,4 @@
-//! A request as data (ARCHITECTURE.md, "Request as data"): what the caller asked for — method,
+//! A request as data (docs/design.md#request-as-data): what the caller asked for — method,
 //! target (a URL, or a template and its variables), body, per-call headers, `If-Match` — and,
 //! once, here: the variable checks, the path-safe expansion, the resolution against `base_url`
 //! and the method/body policy. The bindings convert Python values and call `prepare`.
@@ -184,7 +184,7 @@ fn refuse_missing_path_variables(
 ///
 /// `None` is undefined, which RFC 6570 omits: right for `{?v}`, but in the path it would
 /// address another resource (`/orders/{id}` with `id=None` is the collection), so it is an
-/// `UnknownVariable` (Python `TypeError`) there (API.md §8).
+/// `UnknownVariable` (Python `TypeError`) there (docs/guarantees.md#template-values).
 pub fn expand(template: &str, variables: &Variables) -> Result<String> {
     expand_parsed(&template::Parsed::new(template)?, variables)
 }
@@ -243,19 +243,20 @@ pub struct Request {
     pub target: Target,
     /// The JSON body (`None`: not given).
     pub body: Option<Bytes>,
-    /// Per-call extra headers (the trace context, §9), sent to the API's origin only, the
-    /// token endpoint included (unlike the client's `headers=`).
+    /// Per-call extra headers (the trace context, docs/guides/observability-otel.md), sent to the
+    /// API's origin only, the token endpoint included (unlike the client's `headers=`).
     pub headers: Vec<(String, String)>,
-    /// `If-Match` (conditional PATCH, §8).
+    /// `If-Match` (conditional PATCH, docs/guides/errors.md#conditional-updates).
     pub if_match: Option<String>,
     /// What messages call the target (a link's relation); `None`: the href.
     pub name: Option<String>,
-    /// The settings of a client derived by `with_options` (API.md §11); `None`: the client's.
+    /// The settings of a client derived by `with_options`
+    /// (docs/guides/configuration.md#per-call-settings); `None`: the client's.
     pub options: Option<Arc<CallOptions>>,
 }
 
-/// Per-call settings (`client.with_options`, API.md §11): each one given replaces the client's
-/// for every attempt, pause and token request of the call.
+/// Per-call settings (`client.with_options`, docs/guides/configuration.md#per-call-settings): each
+/// one given replaces the client's for every attempt, pause and token request of the call.
 #[derive(Debug, Clone, Default)]
 pub struct CallOptions {
     pub timeout: Option<Duration>,

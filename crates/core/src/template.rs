@@ -72,9 +72,10 @@ impl<'t> Parsed<'t> {
 
     /// Expand with `variables`; a variable that is absent is undefined (RFC 6570 §2.3).
     ///
-    /// A value never changes the structure of the path (API.md §8): a value that is exactly `.`
-    /// or `..` in a path expansion, or a value that makes a `.`/`..` segment (also pct-encoded,
-    /// as URL parsers read `%2e`) anywhere before the query, is refused with `Error::Template`.
+    /// A value never changes the structure of the path (docs/guarantees.md#template-values): a
+    /// value that is exactly `.` or `..` in a path expansion, or a value that makes a `.`/`..`
+    /// segment (also pct-encoded, as URL parsers read `%2e`) anywhere before the query, is refused
+    /// with `Error::Template`.
     pub fn expand(&self, variables: &HashMap<String, Value>) -> Result<String> {
         let (template, expressions) = (self.template, &self.expressions[..]);
         let out = match self.expand_simple(variables) {

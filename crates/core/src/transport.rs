@@ -8,16 +8,15 @@ use std::time::Duration;
 
 use http::header::{HeaderName, HeaderValue};
 
-pub use crate::attempt_loop::Deadline;
+use crate::attempt_loop::Deadline;
 use crate::attempt_loop::{self, Policy};
-use crate::attempts::Attempt;
 use crate::error::{Error, Result};
-pub use crate::hyper_wire::release_unused_here;
 use crate::hyper_wire::{HyperWire, WireSettings};
-pub use crate::proxy::ProxySetting;
+use crate::proxy::ProxySetting;
+use crate::records::Attempt;
 use crate::request::CallOptions;
 use crate::tls::Verify;
-pub use crate::wire::{is_write, pairs, Driver, Outgoing, Response};
+use crate::wire::{Driver, Outgoing, Response};
 
 #[derive(Debug, Clone)]
 pub struct TransportConfig {
@@ -27,7 +26,8 @@ pub struct TransportConfig {
     pub max_response_size: usize,
     pub verify: Verify,
     pub user_agent: String,
-    /// Response headers whose first present value is the request id (API.md §11).
+    /// Response headers whose first present value is the request id
+    /// (docs/guides/errors.md#conflicts-rate-limits-and-request-ids).
     pub request_id_headers: Vec<HeaderName>,
     pub proxy: ProxySetting,
 }
@@ -62,9 +62,10 @@ impl Transport {
         &self.config
     }
 
-    /// Send with the retry policy of API.md §2, §8 (attempt_loop.rs), within `deadline`.
-    /// `options`' timeouts and retries replace the client's (`with_options`, API.md §11).
-    /// The loop's own future, not one around it: a follow moves no second future state.
+    /// Send with the retry policy of docs/guarantees.md#no-double-send (attempt_loop.rs), within
+    /// `deadline`. `options`' timeouts and retries replace the client's (`with_options`,
+    /// docs/guides/configuration.md#per-call-settings). The loop's own future, not one around it: a
+    /// follow moves no second future state.
     pub fn send<'a>(
         &'a self,
         request: &'a Outgoing,

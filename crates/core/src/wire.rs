@@ -31,10 +31,12 @@ pub struct Response {
     pub url: url::Url,
     pub headers: HeaderMap,
     pub body: Bytes,
-    /// The first of the client's `request_id_headers` present (API.md §11).
+    /// The first of the client's `request_id_headers` present
+    /// (docs/guides/errors.md#conflicts-rate-limits-and-request-ids).
     pub request_id: Option<String>,
     /// A POST/PATCH of this call was processed by an earlier hop (answered 301/302/303): a
-    /// failure found in this response leaves the call's outcome unknown (API.md §8).
+    /// failure found in this response leaves the call's outcome unknown
+    /// (docs/guarantees.md#outcome).
     pub after_processed_write: bool,
 }
 

@@ -1,7 +1,7 @@
 //! One call as it crosses from Python into Rust: the request value that `_resource._send` and
 //! `_async_resource._send` build once per call, and the per-call options of a client derived by
-//! `with_options` (API.md §11). Only conversions here; the checks and the policy are the core's
-//! (`rp_core::request`).
+//! `with_options` (docs/guides/configuration.md#per-call-settings). Only conversions here; the
+//! checks and the policy are the core's (`rp_core::request`).
 
 use std::sync::Arc;
 
@@ -12,7 +12,7 @@ use rp_core::client::Client;
 use rp_core::request::{CallOptions as CoreOptions, Prepared, Request};
 
 use super::{convert, template};
-use crate::errors::Outcome;
+use crate::errors::Fallible;
 
 /// A request as one tuple (the cheapest value to build per call, and read here by position):
 /// `(method, href, variables, body, templated, name, if_match, headers, options)`.
@@ -38,7 +38,7 @@ pub(crate) struct Call<'py>(
 
 impl Call<'_> {
     /// The core request of this call, checked, expanded and resolved by `core`.
-    pub(crate) fn prepare(self, core: &Client) -> Outcome<Prepared> {
+    pub(crate) fn prepare(self, core: &Client) -> Fallible<Prepared> {
         let Call(method, href, variables, body, templated, name, if_match, headers, options) = self;
         let name = name.filter(|n| !n.is_empty()); // a rel named "" goes by its href
         let target = template::target_from(href, variables.as_ref(), templated, name.as_deref())?;
@@ -73,7 +73,7 @@ impl CallOptions {
         total_timeout: Option<f64>,
         retries: Option<u32>,
         headers: Option<Vec<(String, String)>>,
-    ) -> Outcome<Self> {
+    ) -> Fallible<Self> {
         let options = CoreOptions::new(
             timeout,
             connect_timeout,

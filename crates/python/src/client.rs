@@ -1,7 +1,7 @@
 //! `_core.NativeClient`: the sync face of the core client. The Python
 //! `Client` (python/recurring_payments/_client.py) wraps it and builds resources.
 
-use crate::errors::{to_py, Outcome};
+use crate::errors::{to_py, Fallible};
 use std::cell::Cell;
 use std::future::Future;
 use std::sync::{Arc, RwLock};
@@ -15,7 +15,7 @@ use rp_core::auth::Credentials;
 use rp_core::client::{Client, ClientConfig};
 use rp_core::runtime::block_on_here;
 use rp_core::tls::Verify;
-use rp_core::transport::Driver;
+use rp_core::wire::Driver;
 
 use super::call::{self, Call, CallOptions};
 use super::observed::{Observed, Slot};
@@ -93,7 +93,7 @@ impl NativeClient {
         credentials: &Bound<'_, PyAny>,
         user_agent: String,
         logger: Py<PyAny>,
-    ) -> Outcome<Self> {
+    ) -> Fallible<Self> {
         let config = ClientConfig {
             base_url: settings.base_url,
             profile: settings.profile,
@@ -133,12 +133,12 @@ impl NativeClient {
         // Outside the lock, without the GIL: the pools' connections are closed here.
         py.detach(|| {
             drop(core);
-            rp_core::transport::release_unused_here();
+            rp_core::hyper_wire::release_unused_here();
         });
     }
 
     /// The absolute URL of an href the server sent (relative ones resolve against base_url).
-    fn resolve(&self, reference: &str) -> Outcome<String> {
+    fn resolve(&self, reference: &str) -> Fallible<String> {
         Ok(self.core()?.resolve_href(reference)?.to_string())
     }
 
@@ -157,7 +157,7 @@ impl NativeClient {
         headers: Option<Vec<(String, String)>>,
         recorder: Option<Py<PyAny>>,
         options: Option<&Bound<'_, CallOptions>>,
-    ) -> Outcome<PyToken> {
+    ) -> Fallible<PyToken> {
         let core = self.core()?;
         let headers = headers.unwrap_or_default();
         let options = call::options_of(options);
@@ -194,7 +194,7 @@ impl NativeClient {
         py: Python<'py>,
         call: Call<'py>,
         recorder: Option<Py<PyAny>>,
-    ) -> Outcome<Bound<'py, PyTuple>> {
+    ) -> Fallible<Bound<'py, PyTuple>> {
         let core = self.core()?;
         let request = call.prepare(&core)?;
         // Only a recorder reads the template (telemetry off: nothing copied).
@@ -253,7 +253,7 @@ impl NativeClient {
         py: Python<'py>,
         call: Call<'py>,
         recorder: Option<Py<PyAny>>,
-    ) -> Outcome<(Bound<'py, PyAny>, aio::Abort)> {
+    ) -> Fallible<(Bound<'py, PyAny>, aio::Abort)> {
         let core = self.core()?;
         let request = call.prepare(&core)?;
         let observers = Observers {

@@ -5,12 +5,12 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 
-use rp_core::attempts::Attempt;
 use rp_core::auth::{StoreEvent, Token as CoreToken};
 use rp_core::client::Client;
 use rp_core::error::Error;
+use rp_core::records::Attempt;
 use rp_core::request::{CallOptions, Prepared};
-use rp_core::transport::Driver;
+use rp_core::wire::Driver;
 
 use super::aio;
 use super::observed::Observed;
@@ -18,7 +18,7 @@ use super::reply::{observe, parse_response, response_tuple, Observers, Parsed};
 use super::token::PyToken;
 use crate::errors::to_py;
 
-enum Reply {
+enum Delivery {
     Response(Box<Parsed>),
     Token(Arc<CoreToken>),
 }
@@ -30,7 +30,7 @@ struct Completion {
     observers: Option<Observers>,
     log: Vec<Attempt>,
     store_log: Vec<StoreEvent>,
-    outcome: Result<Reply, Error>,
+    outcome: Result<Delivery, Error>,
 }
 
 impl<'py> IntoPyObject<'py> for Completion {
@@ -50,8 +50,8 @@ impl<'py> IntoPyObject<'py> for Completion {
             );
         }
         match self.outcome.map_err(to_py)? {
-            Reply::Response(parsed) => Ok(response_tuple(py, *parsed)?.into_any()),
-            Reply::Token(inner) => Ok(Bound::new(py, PyToken::from(inner))?.into_any()),
+            Delivery::Response(parsed) => Ok(response_tuple(py, *parsed)?.into_any()),
+            Delivery::Token(inner) => Ok(Bound::new(py, PyToken::from(inner))?.into_any()),
         }
     }
 }
@@ -75,7 +75,7 @@ pub(crate) fn send<'py>(
             observers,
             log,
             store_log,
-            outcome: parsed.map(|parsed| Reply::Response(Box::new(parsed))),
+            outcome: parsed.map(|parsed| Delivery::Response(Box::new(parsed))),
         })
     })
 }
@@ -99,7 +99,7 @@ pub(crate) fn authenticate<'py>(
             observers,
             log,
             store_log,
-            outcome: outcome.map(Reply::Token),
+            outcome: outcome.map(Delivery::Token),
         })
     })
 }

@@ -177,7 +177,7 @@ pub(crate) enum Failure {
     Py(PyErr),
 }
 
-pub(crate) type Outcome<T> = Result<T, Failure>;
+pub(crate) type Fallible<T> = Result<T, Failure>;
 
 impl From<Error> for Failure {
     fn from(error: Error) -> Self {

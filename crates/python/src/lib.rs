@@ -31,7 +31,11 @@ mod _core {
     #[pymodule_export]
     use super::rels::{RelCache, RelIndex};
     #[pymodule_export]
-    use super::sandbox::{SandboxRequest, SandboxServer};
+    use super::sandbox::request::SandboxRequest;
+    #[pymodule_export]
+    use super::sandbox::SandboxServer;
+    #[pymodule_export]
+    use super::telemetry::{AttemptRecord, StoreRecord};
     #[pymodule_export]
     use super::template::expand_target;
     #[pymodule_export]

@@ -1,16 +1,17 @@
 //! The attempts of a call, observed (DEBUG lines, telemetry) also when the call is dropped
 //! before it ends: its awaiting task cancelled, or its sync wait interrupted (a
-//! KeyboardInterrupt). Every attempt that happened is a span (API.md §9); the one under way
-//! ends then, failed (`attempts::cancel_pending`). They were dropped with the call's future.
+//! KeyboardInterrupt). Every attempt that happened is a span (docs/guides/observability-otel.md);
+//! the one under way ends then, failed (`records::cancel_pending`). They were dropped with the
+//! call's future.
 
 use std::sync::{Mutex, PoisonError};
 
 use pyo3::exceptions::{PyKeyboardInterrupt, PySystemExit};
 use pyo3::prelude::*;
 
-use rp_core::attempts;
-use rp_core::attempts::Attempt;
 use rp_core::auth::StoreEvent;
+use rp_core::records;
+use rp_core::records::Attempt;
 
 use super::aio;
 use super::reply::{observe, Observers};
@@ -85,7 +86,7 @@ impl Drop for Observed<'_> {
             }
             // On a runtime worker: no Python here; the completion thread takes the GIL.
             Dropped::Later(observers) => {
-                attempts::cancel_pending(&mut log, "CancelledError");
+                records::cancel_pending(&mut log, "CancelledError");
                 aio::observe_later(Box::new(move |py| {
                     let (recorder, template) =
                         (observers.recorder.as_ref(), observers.template.as_deref());
@@ -118,7 +119,7 @@ impl Slot {
         } else {
             "Interrupted"
         };
-        attempts::cancel_pending(&mut log, kind);
+        records::cancel_pending(&mut log, kind);
         observe(logger.bind(py), recorder, template, &log, &store_log);
     }
 }

@@ -2,7 +2,7 @@
 //! Frozen (immutable), so one index is shared by every thread without a lock.
 
 use crate::document::{Document, Links};
-use crate::errors::Outcome;
+use crate::errors::Fallible;
 use std::collections::HashMap;
 use std::hash::BuildHasher;
 use std::sync::{Mutex, MutexGuard};
@@ -10,8 +10,8 @@ use std::sync::{Mutex, MutexGuard};
 use pyo3::prelude::*;
 
 use rp_core::error::Error;
-use rp_core::hal::{self, Curie, Shape, ShapeRef};
-use rp_core::rels;
+use rp_core::hal::{self, Shape, ShapeRef};
+use rp_core::rels::{self, Curie};
 
 /// Shapes kept per cache; past this many (a hostile or very varied API), it starts afresh.
 const CACHED_SHAPES: usize = 256;
@@ -48,28 +48,28 @@ impl RelIndex {
     }
 
     /// The full rel `name` designates, or None; LinkNotFoundError if it is ambiguous.
-    fn find(&self, name: &str) -> Outcome<Option<String>> {
+    fn find(&self, name: &str) -> Fallible<Option<String>> {
         Ok(self.inner.find(name)?.map(str::to_owned))
     }
 
     /// `find`, but a near miss of a relation (a did-you-mean) is `resolve`'s LinkNotFoundError.
-    fn find_unless_misspelt(&self, name: &str) -> Outcome<Option<String>> {
+    fn find_unless_misspelt(&self, name: &str) -> Fallible<Option<String>> {
         Ok(self.inner.find_unless_misspelt(name)?.map(str::to_owned))
     }
 
     /// The full rel `name` designates; LinkNotFoundError if none or ambiguous.
-    fn resolve(&self, name: &str) -> Outcome<String> {
+    fn resolve(&self, name: &str) -> Fallible<String> {
         Ok(self.inner.resolve(name)?.to_owned())
     }
 
     /// The full rel the attribute `name` stands for, or None; LinkNotFoundError if ambiguous
     /// (`ns#get-foo` and `ns#get_foo` both make the attribute `get_foo`).
-    fn find_attribute(&self, name: &str) -> Outcome<Option<String>> {
+    fn find_attribute(&self, name: &str) -> Fallible<Option<String>> {
         Ok(self.inner.find_attribute(name)?.map(str::to_owned))
     }
 
     /// The full rel the attribute `name` stands for; LinkNotFoundError if none or ambiguous.
-    fn resolve_attribute(&self, name: &str) -> Outcome<String> {
+    fn resolve_attribute(&self, name: &str) -> Fallible<String> {
         Ok(self.inner.resolve_attribute(name)?.to_owned())
     }
 
@@ -138,7 +138,7 @@ pub struct RelCache {
 }
 
 impl RelCache {
-    fn index(&self, py: Python<'_>, shape: ShapeRef<'_>) -> Outcome<Py<RelIndex>> {
+    fn index(&self, py: Python<'_>, shape: ShapeRef<'_>) -> Fallible<Py<RelIndex>> {
         if let Some(index) = self.indexes()?.get(&shape) {
             return Ok(index.clone_ref(py));
         }
@@ -165,7 +165,7 @@ impl RelCache {
         py: Python<'py>,
         document: &Document,
         inherited: Vec<(String, String)>,
-    ) -> Outcome<(Py<RelIndex>, Option<Bound<'py, Links>>)> {
+    ) -> Fallible<(Py<RelIndex>, Option<Bound<'py, Links>>)> {
         let inherited = to_curies(inherited);
         let links = document.links_view(py)?;
         let index = match &links {
@@ -181,7 +181,7 @@ impl RelCache {
         Ok((index, links))
     }
 
-    fn indexes(&self) -> Outcome<MutexGuard<'_, ShapeMap>> {
+    fn indexes(&self) -> Fallible<MutexGuard<'_, ShapeMap>> {
         let poisoned = |_| Error::Internal("the relation index cache is poisoned".into());
         Ok(self.indexes.lock().map_err(poisoned)?)
     }
@@ -207,7 +207,7 @@ impl RelCache {
         py: Python<'_>,
         document: &Document,
         inherited: Vec<(String, String)>,
-    ) -> Outcome<Py<RelIndex>> {
+    ) -> Fallible<Py<RelIndex>> {
         Ok(self.document_index(py, document, inherited)?.0)
     }
 
@@ -224,7 +224,7 @@ impl RelCache {
         document: &Document,
         inherited: Vec<(String, String)>,
         name: &str,
-    ) -> Outcome<(String, bool, Option<String>, bool)> {
+    ) -> Fallible<(String, bool, Option<String>, bool)> {
         let (index, links) = self.document_index(py, document, inherited)?;
         let rel = index.get().inner.resolve_attribute(name)?.to_owned();
         let entry = links.as_ref().and_then(|l| Some((l, l.get().entry(&rel)?)));
@@ -245,7 +245,7 @@ impl RelCache {
         py: Python<'_>,
         rels: Vec<String>,
         curies: Vec<(String, String)>,
-    ) -> Outcome<Py<RelIndex>> {
+    ) -> Fallible<Py<RelIndex>> {
         let shape = ShapeRef {
             rels: rels.iter().map(String::as_str).collect(),
             curies: to_curies(curies),

@@ -5,11 +5,11 @@
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use rp_core::attempts::Attempt;
 use rp_core::auth::StoreEvent;
 use rp_core::error::Error;
+use rp_core::records::Attempt;
 use rp_core::reply::Reply;
-use rp_core::transport::Response;
+use rp_core::wire::Response;
 
 use super::{convert, document, telemetry};
 
@@ -79,8 +79,8 @@ fn log_attempts(logger: &Bound<'_, PyAny>, attempts: &[Attempt]) {
     }
 }
 
-/// The token store's commands (API.md §10): a failure is a WARNING at most once a minute per
-/// client (the core decides which), else DEBUG (see `observe`).
+/// The token store's commands (docs/guides/fleets.md): a failure is a WARNING at most once a minute
+/// per client (the core decides which), else DEBUG (see `observe`).
 fn log_store_events(logger: &Bound<'_, PyAny>, events: &[StoreEvent]) {
     for event in events {
         let milliseconds = event.elapsed.as_secs_f64() * 1000.0;

@@ -1,24 +1,27 @@
-//! `_core.SandboxServer` and `_core.SandboxRequest`: the sandbox seen from Python. The friendly
-//! `FakeServer` wrapper lives in `recurring_payments/testing.py`.
+//! `_core.SandboxServer`: the sandbox server seen from Python (the request type is
+//! `request.rs`, the bridge to Python route handlers `handler.rs`). The friendly `FakeServer`
+//! wrapper, which checks every argument, lives in `recurring_payments/testing.py`.
 //!
 //! GIL discipline: start/stop release the GIL while they wait; Python route handlers run on the
 //! runtime's blocking pool (never on an I/O worker) and no Rust lock is held while they run.
 
-use crate::errors::to_py;
+mod handler;
+pub(crate) mod request;
+
 use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyDict, PyString, PyTuple};
+use pyo3::types::PyBytes;
 
-use super::shutdown;
+use crate::errors::to_py;
+use handler::python_handler;
+use request::SandboxRequest;
 use rp_core::error::Error;
 use rp_sandbox::error::SandboxError;
 use rp_sandbox::faults::Raw;
-use rp_sandbox::journal::Entry;
-use rp_sandbox::store::{Handler, HandlerFailure, HandlerRequest, Reply};
 use rp_sandbox::{Config, Sandbox};
 
 /// The native sandbox server; use `recurring_payments.testing.FakeServer`.
@@ -41,24 +44,18 @@ fn sandbox_error(error: SandboxError) -> PyErr {
     }
 }
 
-fn seconds(value: f64, what: &str) -> PyResult<Duration> {
+/// The wrapper (`recurring_payments.testing`) checks every argument; this conversion only keeps
+/// a value that is no duration from panicking when `_core` is called directly.
+fn duration(value: f64, what: &str) -> PyResult<Duration> {
     Duration::try_from_secs_f64(value).map_err(|_| {
         PyValueError::new_err(format!("{what} must be a finite number >= 0, not {value}"))
     })
 }
 
-fn count(value: i64) -> PyResult<u32> {
-    u32::try_from(value)
-        .ok()
-        .filter(|c| *c >= 1)
-        .ok_or_else(|| PyValueError::new_err(format!("count must be >= 1, not {value}")))
-}
-
 #[pymethods]
 impl SandboxServer {
+    // Every argument is given by the wrapper, whose signature holds the defaults users see.
     #[new]
-    // `host: &str` with a literal default, so the runtime signature shows "127.0.0.1".
-    #[pyo3(signature = (token_ttl=960.0, demo=false, host="127.0.0.1", port=0, journal_limit=100_000, tls=false))]
     fn new(
         token_ttl: f64,
         demo: bool,
@@ -68,7 +65,7 @@ impl SandboxServer {
         tls: bool,
     ) -> PyResult<Self> {
         // 0 is allowed: tokens announced with `expires_in: 0` (see `Tokens::issue`).
-        let ttl = seconds(token_ttl, "token_ttl")?;
+        let ttl = duration(token_ttl, "token_ttl")?;
         let config = Config {
             host: host.to_owned(),
             port,
@@ -177,8 +174,8 @@ impl SandboxServer {
         self.inner.expire_tokens();
     }
 
-    fn advance_clock(&self, seconds_: f64) -> PyResult<()> {
-        self.inner.advance_clock(seconds(seconds_, "seconds")?);
+    fn advance_clock(&self, seconds: f64) -> PyResult<()> {
+        self.inner.advance_clock(duration(seconds, "seconds")?);
         Ok(())
     }
 
@@ -187,48 +184,45 @@ impl SandboxServer {
         self.inner.clock().as_secs_f64()
     }
 
-    #[pyo3(signature = (status, count_, path, headers))]
     fn fail_next(
         &self,
         status: u16,
-        count_: i64,
+        count: u32,
         path: Option<&str>,
         headers: Vec<(String, String)>,
     ) -> PyResult<()> {
         self.inner
-            .fail_next(status, count(count_)?, path, headers)
+            .fail_next(status, count, path, headers)
             .map_err(sandbox_error)
     }
 
-    fn drop_next(&self, count_: i64, path: Option<&str>) -> PyResult<()> {
-        self.inner.drop_next(count(count_)?, path);
-        Ok(())
+    fn drop_next(&self, count: u32, path: Option<&str>) {
+        self.inner.drop_next(count, path);
     }
 
-    fn delay_next(&self, seconds_: f64, count_: i64, path: Option<&str>) -> PyResult<()> {
+    fn delay_next(&self, seconds: f64, count: u32, path: Option<&str>) -> PyResult<()> {
         self.inner
-            .delay_next(seconds(seconds_, "seconds")?, count(count_)?, path);
+            .delay_next(duration(seconds, "seconds")?, count, path);
         Ok(())
     }
 
-    fn malformed_next(&self, count_: i64, path: Option<&str>) -> PyResult<()> {
-        self.inner.malformed_next(count(count_)?, path);
-        Ok(())
+    fn malformed_next(&self, count: u32, path: Option<&str>) {
+        self.inner.malformed_next(count, path);
     }
 
     /// `reply`: the answer to serve, a dict with the keys of [`RawReply`].
-    fn respond_next(&self, reply: RawReply, count_: i64, path: Option<&str>) -> PyResult<()> {
+    fn respond_next(&self, reply: RawReply, count: u32, path: Option<&str>) -> PyResult<()> {
         let raw = Raw {
             status: reply.status,
             headers: reply.headers,
             body: Bytes::from(reply.body),
             repeat: reply.repeat,
             cut_after: reply.cut_after,
-            chunk_delay: seconds(reply.chunk_delay, "chunk_delay")?,
+            chunk_delay: duration(reply.chunk_delay, "chunk_delay")?,
             chunked: reply.chunked,
         };
         self.inner
-            .respond_next(raw, count(count_)?, path)
+            .respond_next(raw, count, path)
             .map_err(sandbox_error)
     }
 
@@ -248,296 +242,4 @@ struct RawReply {
     cut_after: Option<u64>,
     chunk_delay: f64,
     chunked: bool,
-}
-
-/// A request the sandbox received: a journal entry (``server.requests``), or what a route
-/// handler is given.
-///
-/// >>> _ = client.post("/orders", {"reference": "o-1"})
-/// >>> request = server.requests[-1]
-/// >>> request
-/// <SandboxRequest POST /orders -> 201>
-/// >>> request.json, request.headers["content-type"]
-/// ({'reference': 'o-1'}, 'application/json')
-#[pyclass(module = "recurring_payments._core", frozen)]
-pub struct SandboxRequest {
-    entry: Arc<Entry>,
-    path_params: Vec<(String, String)>,
-}
-
-impl SandboxRequest {
-    fn journal(entry: Arc<Entry>) -> Self {
-        SandboxRequest {
-            entry,
-            path_params: Vec::new(),
-        }
-    }
-}
-
-#[pymethods]
-impl SandboxRequest {
-    /// The HTTP method.
-    ///
-    /// >>> _ = client.root()
-    /// >>> [request.method for request in server.requests]
-    /// ['POST', 'GET']
-    #[getter]
-    fn method(&self) -> &str {
-        &self.entry.method
-    }
-
-    /// The path, without the query.
-    ///
-    /// >>> _ = client.get_creditors(reference="democreditor")
-    /// >>> server.requests[-1].path
-    /// '/creditors'
-    #[getter]
-    fn path(&self) -> &str {
-        &self.entry.path
-    }
-
-    /// Decoded query parameters; the first value of a repeated name.
-    ///
-    /// >>> _ = client.get("/mandates?creditorReference=democreditor&size=5")
-    /// >>> server.requests[-1].query
-    /// {'creditorReference': 'democreditor', 'size': '5'}
-    #[getter]
-    fn query<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let dict = PyDict::new(py);
-        // In the order sent; a repeated name keeps its first value.
-        for (name, value) in &self.entry.query {
-            if !dict.contains(name)? {
-                dict.set_item(name, value)?;
-            }
-        }
-        Ok(dict)
-    }
-
-    /// Every decoded query pair, in order.
-    ///
-    /// >>> _ = client.get("/mandates?creditorReference=democreditor&size=5")
-    /// >>> server.requests[-1].query_list
-    /// [('creditorReference', 'democreditor'), ('size', '5')]
-    #[getter]
-    fn query_list(&self) -> Vec<(String, String)> {
-        self.entry.query.clone()
-    }
-
-    /// The raw query, as sent (without ``?``).
-    ///
-    /// >>> _ = client.get("/mandates?creditorReference=democreditor&size=5")
-    /// >>> server.requests[-1].query_string
-    /// 'creditorReference=democreditor&size=5'
-    #[getter]
-    fn query_string(&self) -> &str {
-        &self.entry.query_string
-    }
-
-    /// The request headers: lower-case names; repeated headers joined with ", ".
-    ///
-    /// >>> _ = client.root()
-    /// >>> server.requests[-1].headers["accept"]
-    /// 'application/hal+json; profile="http://127.0.0.1:.../alps/v1"'
-    #[getter]
-    fn headers<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
-        let dict = PyDict::new(py);
-        for (name, value) in &self.entry.headers {
-            match dict.get_item(name)? {
-                Some(previous) => {
-                    let joined = format!("{}, {value}", previous.extract::<String>()?);
-                    dict.set_item(name, joined)?;
-                }
-                None => dict.set_item(name, value)?,
-            }
-        }
-        Ok(dict)
-    }
-
-    /// The body, as bytes.
-    ///
-    /// >>> _ = client.post("/orders", {"reference": "o-1"})
-    /// >>> server.requests[-1].body
-    /// b'{"reference":"o-1"}'
-    #[getter]
-    fn body<'py>(&self, py: Python<'py>) -> Bound<'py, PyBytes> {
-        PyBytes::new(py, &self.entry.body)
-    }
-
-    /// The body parsed as JSON when it was sent as JSON, else ``None``.
-    ///
-    /// >>> _ = client.create_orders.post({"reference": "o-1", "started": True})
-    /// >>> server.requests[-1].json
-    /// {'reference': 'o-1', 'started': True}
-    #[getter]
-    fn json<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        if self.entry.json.is_none() {
-            return Ok(py.None().into_bound(py));
-        }
-        py.import("json")?
-            .call_method1("loads", (PyBytes::new(py, &self.entry.body),))
-    }
-
-    /// The parameters of the route's path template (``/things/{id}``), for a handler.
-    ///
-    /// >>> server.route("GET", "/things/{id}", lambda request: dict(request.path_params))
-    /// >>> client.get("/things/42")["id"]
-    /// '42'
-    #[getter]
-    fn path_params(&self) -> std::collections::HashMap<String, String> {
-        self.path_params.iter().cloned().collect()
-    }
-
-    /// The status answered (``None`` before the answer, or when the connection was dropped).
-    ///
-    /// >>> _ = client.get_creditors(reference="democreditor")
-    /// >>> [request.status for request in server.requests]
-    /// [200, 200, 200]
-    #[getter]
-    fn status(&self) -> Option<u16> {
-        self.entry.status.get().copied()
-    }
-
-    /// A failing handler's traceback (the client got a 500), else ``None``.
-    ///
-    /// >>> server.route("GET", "/boom", lambda request: 1 / 0)
-    /// >>> client.get("/boom").status
-    /// Traceback (most recent call last):
-    /// ...
-    /// recurring_payments.errors.ServerError: GET http://...: HTTP 500 (900: ...)
-    /// >>> server.requests[-1].error.splitlines()[-1]
-    /// 'ZeroDivisionError: division by zero'
-    #[getter]
-    fn error(&self) -> Option<&str> {
-        self.entry.error.get().map(String::as_str)
-    }
-
-    /// Virtual time of arrival (seconds since the server was created; see ``advance_clock``).
-    ///
-    /// >>> server.advance_clock(30)
-    /// >>> _ = client.root()
-    /// >>> server.requests[-1].time >= 30
-    /// True
-    #[getter]
-    fn time(&self) -> f64 {
-        self.entry.time
-    }
-
-    fn __repr__(&self) -> String {
-        let query = if self.entry.query_string.is_empty() {
-            String::new()
-        } else {
-            format!("?{}", self.entry.query_string)
-        };
-        match self.entry.status.get() {
-            Some(status) => format!(
-                "<SandboxRequest {} {}{query} -> {status}>",
-                self.entry.method, self.entry.path
-            ),
-            None => format!(
-                "<SandboxRequest {} {}{query}>",
-                self.entry.method, self.entry.path
-            ),
-        }
-    }
-}
-
-fn python_handler(callable: Py<PyAny>) -> Handler {
-    let callable = Arc::new(callable);
-    Arc::new(move |request: HandlerRequest| {
-        let callable = Arc::clone(&callable);
-        Box::pin(async move {
-            let joined = tokio::task::spawn_blocking(move || {
-                shutdown::attach(|py| call_handler(py, &callable, request)).unwrap_or_else(|| {
-                    Err(HandlerFailure {
-                        message: "the Python interpreter is shutting down".into(),
-                        detail: "the Python interpreter is shutting down".into(),
-                    })
-                })
-            })
-            .await;
-            joined.unwrap_or_else(|e| {
-                Err(HandlerFailure {
-                    message: format!("the handler did not complete: {e}"),
-                    detail: e.to_string(),
-                })
-            })
-        })
-    })
-}
-
-fn call_handler(
-    py: Python<'_>,
-    callable: &Py<PyAny>,
-    request: HandlerRequest,
-) -> Result<Reply, HandlerFailure> {
-    let argument = SandboxRequest {
-        entry: request.entry,
-        path_params: request.path_params,
-    };
-    let outcome = callable
-        .bind(py)
-        .call1((argument,))
-        .and_then(|result| to_reply(py, &result));
-    outcome.map_err(|err| failure(py, &err))
-}
-
-/// `dict | list | None` (200, or 204 for None), `(status, body)` or `(status, body, headers)`.
-fn to_reply(py: Python<'_>, result: &Bound<'_, PyAny>) -> PyResult<Reply> {
-    let (status, body, headers) = match result.cast::<PyTuple>() {
-        Ok(tuple) if tuple.len() == 2 || tuple.len() == 3 => {
-            let status: u16 = tuple.get_item(0)?.extract()?;
-            let mut headers = Vec::new();
-            if tuple.len() == 3 && !tuple.get_item(2)?.is_none() {
-                for item in tuple.get_item(2)?.call_method0("items")?.try_iter()? {
-                    headers.push(item?.extract::<(String, String)>()?);
-                }
-            }
-            (status, tuple.get_item(1)?, headers)
-        }
-        Ok(_) => {
-            return Err(PyTypeError::new_err(
-                "a handler returns body, (status, body) or (status, body, headers)",
-            ))
-        }
-        Err(_) if result.is_none() => (204, result.clone(), Vec::new()),
-        Err(_) => (200, result.clone(), Vec::new()),
-    };
-    let body = if body.is_none() {
-        None
-    } else {
-        // allow_nan=False: NaN is not JSON, and the client under test must never see it.
-        let options = PyDict::new(py);
-        options.set_item("allow_nan", false)?;
-        options.set_item("separators", (",", ":"))?;
-        let text = py
-            .import("json")?
-            .call_method("dumps", (body,), Some(&options))?;
-        Some(Bytes::from(text.cast::<PyString>()?.to_str()?.to_owned()))
-    };
-    Ok(Reply {
-        status,
-        body,
-        headers,
-    })
-}
-
-fn failure(py: Python<'_>, err: &PyErr) -> HandlerFailure {
-    let value = err.value(py);
-    let message = match (value.get_type().name(), value.str()) {
-        (Ok(kind), Ok(text)) => format!("handler raised {kind}: {text}"),
-        _ => "the handler raised an exception".to_owned(),
-    };
-    let detail = py
-        .import("traceback")
-        // The three-argument form: on Python < 3.12 the value may not carry its traceback.
-        .and_then(|tb| {
-            tb.call_method1(
-                "format_exception",
-                (err.get_type(py), value, err.traceback(py)),
-            )
-        })
-        .and_then(|lines| PyString::new(py, "").call_method1("join", (lines,)))
-        .and_then(|s| s.extract::<String>())
-        .unwrap_or_else(|_| message.clone());
-    HandlerFailure { message, detail }
 }

@@ -1,19 +1,74 @@
-//! The attempts of a call handed to its telemetry recorder (API.md §9; the recorder is built by
-//! `python/recurring_payments/_telemetry.py` in the caller's context).
+//! The attempts of a call handed to its telemetry recorder (docs/guides/observability-otel.md; the
+//! recorder is built by `python/recurring_payments/_telemetry.py` in the caller's context).
 
 use pyo3::prelude::*;
-use pyo3::types::{PyList, PyTuple};
+use pyo3::types::PyList;
 
-use rp_core::attempts::Attempt;
 use rp_core::auth::StoreEvent;
+use rp_core::records::{self, Attempt};
 
-/// Call `recorder(attempts, template, store)` once, with every attempt of the call as a tuple
-/// `(method, url, status | None, start_ns, end_ns, token_request, resend_count, error_kind | None,
-/// request_id | None)`,
-/// the template the request was expanded from (`Prepared::template`) or None, and the token
-/// store's commands (§10) as `(op, start_ns, end_ns, error_type | None)`.
-/// Only with the GIL and no Rust lock held: on the caller's thread (sync) or the completion
-/// thread (asyncio), never on a tokio worker. A failing recorder never fails the call.
+/// One HTTP attempt of a call, as the telemetry recorder reads it.
+#[pyclass(module = "recurring_payments._core", frozen, get_all)]
+pub struct AttemptRecord {
+    method: String,
+    /// Without userinfo, signature query values redacted.
+    url: String,
+    status: Option<u16>,
+    /// Wall clock, Unix nanoseconds.
+    start_ns: u64,
+    end_ns: u64,
+    /// A request to the token endpoint (not the caller's request).
+    token_request: bool,
+    resend_count: u32,
+    /// The `recurring_payments` exception class name for a failure without a response.
+    error_kind: Option<&'static str>,
+    request_id: Option<String>,
+}
+
+/// One command to the fleet's token store (docs/guides/fleets.md), as the recorder reads it.
+#[pyclass(module = "recurring_payments._core", frozen, get_all)]
+pub struct StoreRecord {
+    /// `get`, `lock`, `set`, `unlock` or `discard`.
+    op: &'static str,
+    start_ns: u64,
+    end_ns: u64,
+    /// A stable kind (`timeout`, `connection_refused`, ...), `None` on success.
+    error_type: Option<&'static str>,
+}
+
+impl From<&Attempt> for AttemptRecord {
+    fn from(a: &Attempt) -> Self {
+        AttemptRecord {
+            method: a.method.clone(),
+            url: a.url.clone(),
+            status: a.status,
+            start_ns: a.started_unix_ns,
+            end_ns: a.ended_unix_ns,
+            token_request: a.token,
+            resend_count: a.resend_count,
+            error_kind: a.error_kind,
+            request_id: a.request_id.clone(),
+        }
+    }
+}
+
+impl From<&StoreEvent> for StoreRecord {
+    fn from(event: &StoreEvent) -> Self {
+        let start_ns = records::unix_ns(event.started);
+        StoreRecord {
+            op: event.op,
+            start_ns,
+            end_ns: records::end_ns(start_ns, event.elapsed),
+            error_type: event.error_type,
+        }
+    }
+}
+
+/// Call `recorder(attempts, template, store)` once, with an `AttemptRecord` per attempt of the
+/// call, the template the request was expanded from (`Prepared::template`) or None, and a
+/// `StoreRecord` per command to the token store. Only with the GIL and no Rust lock held: on
+/// the caller's thread (sync) or the completion thread (asyncio), never on a tokio worker. A
+/// failing recorder never fails the call.
 pub(crate) fn record(
     py: Python<'_>,
     recorder: Option<&Py<PyAny>>,
@@ -27,35 +82,10 @@ pub(crate) fn record(
     if log.is_empty() && store.is_empty() {
         return;
     }
-    let records = log
-        .iter()
-        .map(|a| {
-            (
-                a.method.as_str(),
-                a.url.as_str(),
-                a.status,
-                a.started_unix_ns,
-                a.ended_unix_ns,
-                a.token,
-                a.resend_count,
-                a.error_kind,
-                a.request_id.as_deref(),
-            )
-                .into_pyobject(py)
-        })
-        .collect::<PyResult<Vec<Bound<'_, PyTuple>>>>()
-        .and_then(|tuples| PyList::new(py, tuples));
-    let commands = store
-        .iter()
-        .map(|event| {
-            let started = rp_core::attempts::unix_ns(event.started);
-            let ended = rp_core::attempts::end_ns(started, event.elapsed);
-            (event.op, started, ended, event.error_type).into_pyobject(py)
-        })
-        .collect::<PyResult<Vec<Bound<'_, PyTuple>>>>()
-        .and_then(|tuples| PyList::new(py, tuples));
-    let outcome = records.and_then(|records| {
-        commands.and_then(|commands| recorder.call1(py, (records, template, commands)))
+    let attempts = PyList::new(py, log.iter().map(AttemptRecord::from));
+    let commands = PyList::new(py, store.iter().map(StoreRecord::from));
+    let outcome = attempts.and_then(|attempts| {
+        commands.and_then(|commands| recorder.call1(py, (attempts, template, commands)))
     });
     if let Err(err) = outcome {
         err.write_unraisable(py, Some(recorder.bind(py)));

@@ -1,6 +1,6 @@
 //! `expand_uri_template` and the conversion of Python values to template values.
 
-use crate::errors::Outcome;
+use crate::errors::Fallible;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
@@ -100,7 +100,7 @@ pub(crate) fn to_variables(vars: &Bound<'_, PyAny>) -> PyResult<Variables> {
 
 /// Expand an RFC 6570 template (levels 1-4) with a mapping of variables.
 #[pyfunction]
-pub fn expand_uri_template(template: &str, variables: &Bound<'_, PyAny>) -> Outcome<String> {
+pub fn expand_uri_template(template: &str, variables: &Bound<'_, PyAny>) -> Fallible<String> {
     Ok(request::expand(template, &to_variables(variables)?)?)
 }
 
@@ -114,7 +114,7 @@ pub fn expand_target(
     variables: Option<&Bound<'_, PyAny>>,
     templated: Option<bool>,
     name: Option<&str>,
-) -> Outcome<String> {
+) -> Fallible<String> {
     let target = target_from(href, variables, templated, name)?;
     let base = template::parse_base(base_url)?;
     Ok(target.resolve(&base, name)?.to_string())
@@ -126,7 +126,7 @@ pub(crate) fn target_from(
     variables: Option<&Bound<'_, PyAny>>,
     templated: Option<bool>,
     name: Option<&str>,
-) -> Outcome<Target> {
+) -> Fallible<Target> {
     let variables = match variables {
         Some(v) if !v.is_none() => to_variables(v)?,
         _ => Variables::default(),
@@ -136,6 +136,6 @@ pub(crate) fn target_from(
 
 /// The variable names a template declares, in order; `TemplateError` if it is malformed.
 #[pyfunction]
-pub fn template_variables(template: &str) -> Outcome<Vec<String>> {
+pub fn template_variables(template: &str) -> Fallible<Vec<String>> {
     Ok(template::variables(template)?)
 }

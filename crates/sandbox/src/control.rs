@@ -9,7 +9,7 @@ use hyper::http::{HeaderName, HeaderValue, Method};
 use serde_json::Value;
 
 use super::error::{Result, SandboxError};
-use super::faults::{Outcome, Raw};
+use super::faults::{Fault, Raw};
 use super::journal::{lock, Entry};
 use super::store::{path_of, EntryLink, Handler, Store};
 use super::Sandbox;
@@ -138,18 +138,18 @@ impl Sandbox {
             )));
         }
         check_headers(&headers)?;
-        self.outcome(Outcome::Fail { status, headers }, count, path);
+        self.outcome(Fault::Fail { status, headers }, count, path);
         Ok(())
     }
 
     /// The next `count` matching requests get their connection closed without an answer.
     pub fn drop_next(&self, count: u32, path: Option<&str>) {
-        self.outcome(Outcome::Drop, count, path);
+        self.outcome(Fault::Drop, count, path);
     }
 
     /// The next `count` matching requests get a 200 whose body is not valid JSON.
     pub fn malformed_next(&self, count: u32, path: Option<&str>) {
-        self.outcome(Outcome::Malformed, count, path);
+        self.outcome(Fault::Malformed, count, path);
     }
 
     /// The next `count` matching requests get `raw` byte for byte (see `faults::Raw`).
@@ -164,7 +164,7 @@ impl Sandbox {
             return Err(SandboxError::argument("repeat must be >= 1, not 0"));
         }
         check_headers(&raw.headers)?;
-        self.outcome(Outcome::Raw(Arc::new(raw)), count, path);
+        self.outcome(Fault::Raw(Arc::new(raw)), count, path);
         Ok(())
     }
 
@@ -180,7 +180,7 @@ impl Sandbox {
         self.shared().faults.clear();
     }
 
-    fn outcome(&self, outcome: Outcome, count: u32, path: Option<&str>) {
+    fn outcome(&self, outcome: Fault, count: u32, path: Option<&str>) {
         self.shared()
             .faults
             .add_outcome(outcome, count, path.map(|p| path_of(p).to_owned()));

@@ -11,7 +11,7 @@ use super::journal::lock;
 
 /// What happens to a request instead of its normal answer.
 #[derive(Debug, Clone, PartialEq)]
-pub enum Outcome {
+pub enum Fault {
     /// Answer with this status and a `{"code","message"}` body (plus extra headers).
     Fail {
         status: u16,
@@ -61,7 +61,7 @@ struct Armed<T> {
 #[derive(Debug, Default)]
 pub struct Faults {
     delays: Mutex<Vec<Armed<Duration>>>,
-    outcomes: Mutex<Vec<Armed<Outcome>>>,
+    outcomes: Mutex<Vec<Armed<Fault>>>,
 }
 
 /// Take one use of the first armed fault that matches `path`, removing it when used up.
@@ -91,7 +91,7 @@ impl Faults {
         }
     }
 
-    pub fn add_outcome(&self, outcome: Outcome, count: u32, path: Option<String>) {
+    pub fn add_outcome(&self, outcome: Fault, count: u32, path: Option<String>) {
         if count > 0 {
             lock(&self.outcomes).push(Armed {
                 what: outcome,
@@ -103,7 +103,7 @@ impl Faults {
 
     /// The faults for one request: at most one delay and at most one outcome, so a delay
     /// combines with a failure armed for the same request.
-    pub fn take(&self, path: &str, is_token: bool) -> (Option<Duration>, Option<Outcome>) {
+    pub fn take(&self, path: &str, is_token: bool) -> (Option<Duration>, Option<Fault>) {
         (
             take(&self.delays, path, is_token),
             take(&self.outcomes, path, is_token),
@@ -123,17 +123,17 @@ mod tests {
     #[test]
     fn counts_and_paths() {
         let faults = Faults::default();
-        faults.add_outcome(Outcome::Drop, 2, None);
-        faults.add_outcome(Outcome::Malformed, 1, Some("/x".into()));
+        faults.add_outcome(Fault::Drop, 2, None);
+        faults.add_outcome(Fault::Malformed, 1, Some("/x".into()));
         faults.add_delay(Duration::from_millis(5), 1, Some("/oauth/token".into()));
         assert_eq!(
             faults.take("/oauth/token", true),
             (Some(Duration::from_millis(5)), None)
         );
-        assert_eq!(faults.take("/x", false).1, Some(Outcome::Drop));
-        assert_eq!(faults.take("/y", false).1, Some(Outcome::Drop));
+        assert_eq!(faults.take("/x", false).1, Some(Fault::Drop));
+        assert_eq!(faults.take("/y", false).1, Some(Fault::Drop));
         assert_eq!(faults.take("/y", false).1, None);
-        assert_eq!(faults.take("/x", false).1, Some(Outcome::Malformed));
+        assert_eq!(faults.take("/x", false).1, Some(Fault::Malformed));
         assert_eq!(faults.take("/x", false), (None, None));
     }
 }

@@ -29,6 +29,7 @@ mod tests;
 
 use std::net::{SocketAddr, TcpListener as StdListener, ToSocketAddrs};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{mpsc, Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -51,8 +52,12 @@ use tokens::Tokens;
 
 pub const TOKEN_PATH: &str = "/oauth/token";
 
-/// How long a stop waits for requests in flight before cutting their connections.
+/// How long a stop waits for the requests being answered before cutting their connections (a
+/// request still arriving is not waited for).
 const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// How long a stop waits for a connection that is answering nothing to close by itself.
+const IDLE_CLOSE: Duration = Duration::from_millis(100);
 
 /// How long a TLS client may take over its handshake before the connection is closed.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -375,15 +380,49 @@ async fn serve_connection<S>(stream: S, site: Arc<Site>, shutdown: watch::Receiv
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let service = service_fn(move |request| protocol::handle(Arc::clone(&site), request));
+    let answering = Arc::new(AtomicUsize::new(0));
+    let count = Arc::clone(&answering);
+    let service = service_fn(move |request| {
+        let answer = Answering::enter(&count);
+        let site = Arc::clone(&site);
+        async move {
+            let response = protocol::handle(site, request).await?;
+            // The body holds the mark: a slow or streamed body is still being answered.
+            Ok::<_, protocol::Dropped>(response.map(|body| body::Holding::new(body, answer)))
+        }
+    });
     let connection = http1::Builder::new()
         .timer(TokioTimer::new())
         .serve_connection(TokioIo::new(stream), service);
     tokio::pin!(connection);
     tokio::select! {
         _ = connection.as_mut() => return,
-        () = stopped(shutdown) => connection.as_mut().graceful_shutdown(),
+        () = stopped(shutdown) => {}
     }
-    // Finishes the request in flight, if any, then closes.
-    let _ = connection.await;
+    // Finishes the request being answered, then closes. An idle connection, or one whose
+    // request has not fully arrived (a browser's half-sent request), gets only the moment to
+    // flush what it was writing: waiting for it would hold the stop for the whole grace.
+    connection.as_mut().graceful_shutdown();
+    if answering.load(Ordering::SeqCst) == 0 {
+        let _ = tokio::time::timeout(IDLE_CLOSE, connection).await;
+    } else {
+        let _ = connection.await;
+    }
+}
+
+/// Marks a request of a connection as being answered, from the call of its handler until its
+/// response's body is dropped (sent, or abandoned with the connection).
+struct Answering(Arc<AtomicUsize>);
+
+impl Answering {
+    fn enter(count: &Arc<AtomicUsize>) -> Self {
+        count.fetch_add(1, Ordering::SeqCst);
+        Self(Arc::clone(count))
+    }
+}
+
+impl Drop for Answering {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }

@@ -39,9 +39,9 @@ use serde_json::json;
 
 use super::answer::{respond, JSON};
 use super::body::Body;
-use super::faults::Outcome;
+use super::faults::Fault;
 use super::journal::{lock, Entry};
-use super::store::{HandlerRequest, Lookup, Reply, Target};
+use super::store::{HandlerReply, HandlerRequest, Lookup, Target};
 use super::tokens::{Refusal, Scope};
 use super::{oauth, Site, TOKEN_PATH};
 use rp_core::media;
@@ -87,13 +87,13 @@ pub async fn handle(
         tokio::time::sleep(delay).await;
     }
     let response = match outcome {
-        Some(Outcome::Drop) => return Err(Dropped),
-        Some(Outcome::Fail { status, headers }) => {
+        Some(Fault::Drop) => return Err(Dropped),
+        Some(Fault::Fail { status, headers }) => {
             let mut r = api_error(status, 999, "failure injected by the sandbox (fail_next)");
             add_headers(&mut r, &headers);
             r
         }
-        Some(Outcome::Malformed) => {
+        Some(Fault::Malformed) => {
             let mut r = respond(
                 StatusCode::OK,
                 &site.hal_content_type,
@@ -103,7 +103,7 @@ pub async fn handle(
                 .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
             r
         }
-        Some(Outcome::Raw(raw)) => super::raw::response(&raw, &site.hal_content_type),
+        Some(Fault::Raw(raw)) => super::raw::response(&raw, &site.hal_content_type),
         None if body.is_none() => api_error(413, 909, "request body too large or unreadable"),
         None if is_token => oauth::token(&site, &parts.method, &entry),
         None => api(&site, &parts.method, &parts.headers, &entry).await,
@@ -335,7 +335,7 @@ fn check_body(method: &Method, headers: &HeaderMap, entry: &Entry) -> Option<Res
     None
 }
 
-fn from_reply(site: &Site, reply: Reply, entry: &Entry) -> Response<Body> {
+fn from_reply(site: &Site, reply: HandlerReply, entry: &Entry) -> Response<Body> {
     let Some(status) = StatusCode::from_u16(reply.status)
         .ok()
         .filter(|s| (200..600).contains(&s.as_u16()))

@@ -49,15 +49,15 @@ impl HandlerRequest {
 
 /// A handler's answer. `body` is serialized JSON (or nothing, e.g. for 204).
 #[derive(Debug, Clone)]
-pub struct Reply {
+pub struct HandlerReply {
     pub status: u16,
     pub body: Option<Bytes>,
     pub headers: Vec<(String, String)>,
 }
 
-impl Reply {
+impl HandlerReply {
     pub fn json(status: u16, body: &Value) -> Self {
-        Reply {
+        HandlerReply {
             status,
             body: Some(Bytes::from(body.to_string())),
             headers: Vec::new(),
@@ -66,7 +66,7 @@ impl Reply {
 
     /// An API error: `{"code","message"}` as `application/json`, like the server's own.
     pub fn error(status: u16, code: u32, message: &str) -> Self {
-        Reply::json(
+        HandlerReply::json(
             status,
             &serde_json::json!({"code": code, "message": message}),
         )
@@ -87,7 +87,7 @@ pub struct HandlerFailure {
     pub detail: String,
 }
 
-pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<Reply, HandlerFailure>> + Send>>;
+pub type HandlerFuture = Pin<Box<dyn Future<Output = Result<HandlerReply, HandlerFailure>> + Send>>;
 pub type Handler = Arc<dyn Fn(HandlerRequest) -> HandlerFuture + Send + Sync>;
 
 #[derive(Clone)]

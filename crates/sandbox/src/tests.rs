@@ -9,7 +9,7 @@ use std::time::Duration;
 use base64::Engine as _;
 use serde_json::{json, Value};
 
-use super::store::Reply;
+use super::store::HandlerReply;
 use super::{Config, Sandbox};
 
 fn request(base_url: &str, raw_head: &str, body: &str) -> (u16, String, String) {
@@ -64,7 +64,7 @@ fn serves_and_stops() {
             "/things/{id}",
             Arc::new(|request| {
                 let id = request.param("id").unwrap_or("").to_owned();
-                Box::pin(async move { Ok(Reply::json(201, &json!({"id": id}))) })
+                Box::pin(async move { Ok(HandlerReply::json(201, &json!({"id": id}))) })
             }),
         )
         .unwrap();
@@ -283,7 +283,7 @@ fn misuse_is_an_argument_error_and_arms_nothing() {
     assert!(argument(sandbox.add_link("self", "/x", false, false)).starts_with("rel"));
     assert!(argument(sandbox.add_resource("x", &json!({}))).starts_with("path must"));
     let handler: super::store::Handler =
-        Arc::new(|_| Box::pin(async { Ok(Reply::json(200, &json!({}))) }));
+        Arc::new(|_| Box::pin(async { Ok(HandlerReply::json(200, &json!({}))) }));
     let bad_method = sandbox.route("DELETE", "/x", Arc::clone(&handler));
     assert!(argument(bad_method).starts_with("method"));
     assert!(argument(sandbox.route("GET", "/a{id}", handler)).starts_with("path_template"));

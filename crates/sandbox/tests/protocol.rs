@@ -1,7 +1,7 @@
-//! The protocol's rules (API.md §3, §8) checked in `cargo test`: `rp_core::client::Client`
-//! against a real sandbox on loopback, with what the server received read from its journal.
-//! Here because the sandbox depends on the core (a dev-dependency of the core on the sandbox
-//! would build the core twice).
+//! The protocol's rules (docs/concepts.md#tokens, docs/guarantees.md) checked in `cargo test`:
+//! `rp_core::client::Client` against a real sandbox on loopback, with what the server received read
+//! from its journal. Here because the sandbox depends on the core (a dev-dependency of the core on
+//! the sandbox would build the core twice).
 
 // The helpers below are test code too: a setup step that fails stops the test, with its message.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -13,16 +13,16 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use serde_json::json;
 
-use rp_core::attempts::Attempt;
 use rp_core::auth::Credentials;
 use rp_core::client::{Client, ClientConfig};
 use rp_core::error::{Error, Result};
+use rp_core::records::Attempt;
 use rp_core::request::{CallOptions, Request, Target, Variables};
 use rp_core::runtime::block_on_here;
 use rp_core::tls::Verify;
-use rp_core::transport::{Driver, Response};
+use rp_core::wire::{Driver, Response};
 use rp_sandbox::faults::Raw;
-use rp_sandbox::store::Reply;
+use rp_sandbox::store::HandlerReply;
 use rp_sandbox::{Config, Sandbox, Urls};
 
 /// A running sandbox that knows the app, serves `/things/1` and creates things at `/things`
@@ -41,7 +41,7 @@ fn sandbox_on(port: u16) -> (Sandbox, Urls) {
         .route(
             "post",
             "/things",
-            Arc::new(|_| Box::pin(async { Ok(Reply::json(201, &json!({"id": 2}))) })),
+            Arc::new(|_| Box::pin(async { Ok(HandlerReply::json(201, &json!({"id": 2}))) })),
         )
         .unwrap();
     (sandbox, urls)
@@ -158,7 +158,7 @@ fn a_post_answered_303_is_followed_by_a_get_and_never_sent_again() {
             "/orders",
             Arc::new(|_| {
                 Box::pin(async {
-                    Ok(Reply::json(303, &json!({})).with_header("location", "/things/1"))
+                    Ok(HandlerReply::json(303, &json!({})).with_header("location", "/things/1"))
                 })
             }),
         )
@@ -215,7 +215,7 @@ fn a_401_on_the_second_hop_replays_that_hop_only() {
                     let now = shared.clock.now();
                     let mut tokens = shared.tokens.lock().unwrap_or_else(PoisonError::into_inner);
                     tokens.expire_all(now);
-                    Ok(Reply::json(303, &json!({})).with_header("location", "/things/1"))
+                    Ok(HandlerReply::json(303, &json!({})).with_header("location", "/things/1"))
                 })
             }),
         )

@@ -1,6 +1,6 @@
 //! The wire's failures name their phase (rp_core::wire), and the loop of attempts sends again
-//! only what was never written (API.md §8): the hyper wire against raw sockets on loopback,
-//! each made to fail at one point of the exchange.
+//! only what was never written (docs/guarantees.md#no-double-send): the hyper wire against raw
+//! sockets on loopback, each made to fail at one point of the exchange.
 
 // The helpers below are test code too: a setup step that fails stops the test, with its message.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -17,10 +17,10 @@ use http::header::{HeaderMap, HeaderValue};
 use http::Method;
 
 use rp_core::attempt_loop::{self, Deadline, Policy};
-use rp_core::attempts::Attempt;
 use rp_core::error::{Error, Result};
 use rp_core::hyper_wire::{HyperWire, WireSettings};
 use rp_core::proxy::ProxySetting;
+use rp_core::records::Attempt;
 use rp_core::runtime::block_on_here;
 use rp_core::tls::Verify;
 use rp_core::wire::{Driver, Limits, Outgoing, Phase, Response, Wire, WireError, WireFailure};

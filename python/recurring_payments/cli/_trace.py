@@ -1,5 +1,6 @@
-"""``recurring-payments demo --trace``: the OpenTelemetry spans of the walk (API.md §9),
-printed as a tree when it ends. Needs ``opentelemetry-sdk`` (imported only with ``--trace``)."""
+"""``recurring-payments demo --trace``: the OpenTelemetry spans of the walk
+(docs/guides/observability-otel.md), printed as a tree when it ends. Needs ``opentelemetry-sdk``
+(imported only with ``--trace``)."""
 
 from __future__ import annotations
 

@@ -27,7 +27,9 @@ def add_parser(commands: Any) -> None:
             "also the configuration Client.from_env() reads."
         ),
     )
-    serve.add_argument("--host", default="127.0.0.1", help="address to listen on")
+    # No defaults for --host, --token-ttl and --journal-limit: FakeServer's apply (importing it
+    # to print them would make every command pay for the sandbox's imports).
+    serve.add_argument("--host", help="address to listen on (default: 127.0.0.1)")
     serve.add_argument("--port", type=int, default=0, help="port (default: an ephemeral one)")
     serve.add_argument("--demo", action="store_true", help="serve the demo data")
     serve.add_argument(
@@ -46,16 +48,14 @@ def add_parser(commands: Any) -> None:
     serve.add_argument(
         "--token-ttl",
         type=float,
-        default=960.0,
         metavar="SECONDS",
-        help="access token lifetime (default: 960)",
+        help="access token lifetime (default: FakeServer's token_ttl, 960)",
     )
     serve.add_argument(
         "--journal-limit",
         type=int,
-        default=10_000,
         metavar="N",
-        help="requests kept in the journal (default: 10000)",
+        help="requests kept in the journal (default: FakeServer's journal_limit)",
     )
     serve.set_defaults(func=run)
 
@@ -73,14 +73,13 @@ def run(args: argparse.Namespace, out: TextIO = sys.stdout) -> int:
     previous = {sig: signal.signal(sig, on_signal) for sig in (signal.SIGINT, signal.SIGTERM)}
     try:
         try:
-            server = FakeServer(
-                args.token_ttl,
-                args.demo,
-                host=args.host,
-                port=args.port,
-                journal_limit=args.journal_limit,
-                tls=args.tls,
-            ).start()
+            given = {
+                "token_ttl": args.token_ttl,
+                "host": args.host,
+                "journal_limit": args.journal_limit,
+            }
+            chosen = {name: value for name, value in given.items() if value is not None}
+            server = FakeServer(demo=args.demo, port=args.port, tls=args.tls, **chosen).start()
         except (OSError, ValueError) as exc:  # a port taken; a bad argument
             print(f"recurring-payments serve: {exc}", file=sys.stderr)
             return 1

@@ -1,5 +1,5 @@
-//! Credentials, tokens and the single-flight token cache (API.md §3), in front of an optional
-//! token store shared by a fleet of processes (§10: `store.rs`).
+//! Credentials, tokens and the single-flight token cache (docs/concepts.md#tokens), in front of an
+//! optional token store shared by a fleet of processes (docs/guides/fleets.md: `store.rs`).
 
 mod redis_store;
 mod sealed;
@@ -223,7 +223,7 @@ impl fmt::Debug for Token {
 /// The cached token of one client, with at most one token request (a "flight") in flight.
 ///
 /// Every caller that needs a token while a flight is under way waits for that flight and gets
-/// its outcome, success or failure (API.md §8 "Failures are shared"): N waiters of a failing
+/// its outcome, success or failure (docs/guarantees.md#single-flight): N waiters of a failing
 /// token endpoint cost one token request, not N in a row. Waiters may live on other threads
 /// with their own current-thread runtimes (sync client) or on the shared runtime (async
 /// client): they wait on a tokio `watch`, which wakes across runtimes.

@@ -1,5 +1,5 @@
-//! The Redis side of fleet mode (API.md §10): a connection per process, every command run on
-//! our runtime (crates/core/src/runtime.rs) and bounded by `connect_timeout`.
+//! The Redis side of fleet mode (docs/guides/fleets.md): a connection per process, every command
+//! run on our runtime (crates/core/src/runtime.rs) and bounded by `connect_timeout`.
 //!
 //! The connection is a multiplexed one that we drop after any failure and open again on the
 //! next use, rather than redis's ConnectionManager: its background reconnection would keep

@@ -1,5 +1,5 @@
-//! What fleet mode puts in Redis (API.md §10): a key name that names no one, and the token
-//! sealed with a key only the holders of the credentials can derive.
+//! What fleet mode puts in Redis (docs/guides/fleets.md): a key name that names no one, and the
+//! token sealed with a key only the holders of the credentials can derive.
 //!
 //! Both come from one master secret stretched from the credentials with PBKDF2 (a reader of
 //! Redis sees the key name and the ciphertext; stretching makes guessing a weak secret from

@@ -1,4 +1,5 @@
-//! Where a client's token lives beyond its process (API.md §10): the seam `TokenCache` uses.
+//! Where a client's token lives beyond its process (docs/guides/fleets.md): the seam `TokenCache`
+//! uses.
 //!
 //! Without a store (`token_store=None`) the in-process cache is all there is. With Redis, the
 //! leader of a process's in-process flight asks the store first; a renewal takes a lock, so one
@@ -94,8 +95,9 @@ impl SharedTokens {
     ///
     /// `deadline` is the caller's call's: the store is waited for (a renewal led by another
     /// process, slow commands) during half of what is left of it at most, the rest being for
-    /// the token request and the call's own request, and no command runs past it (§8, §10: the
-    /// store may make requests cheaper, never fail them).
+    /// the token request and the call's own request, and no command runs past it
+    /// (docs/guarantees.md, docs/guides/fleets.md: the store may make requests cheaper, never fail
+    /// them).
     pub(super) async fn obtain<F, Fut>(
         &self,
         leeway: Option<f64>,
@@ -124,7 +126,8 @@ impl SharedTokens {
         let outcome = fetch().await;
         let mut sealed = None;
         if let (Ok(token), true) = (&outcome, save) {
-            // Stored until the token is due for renewal (§3's leeway, at most half its life).
+            // Stored until the token is due for renewal (the leeway of docs/concepts.md#tokens, at
+            // most half its life).
             let leeway = self.leeway.min(token.expires_in / 2.0);
             let ttl = token.remaining() - leeway;
             if ttl > 0.001 {

@@ -6,7 +6,7 @@ use super::links::{Link, OneOrMany};
 /// The relation that declares a resource's CURIEs.
 pub(super) const CURIES: &str = "curies";
 
-pub use crate::rels::Curie;
+use crate::rels::Curie;
 
 /// The CURIEs of a resource's links: every `curies` link with a string `name`, in order. Those
 /// whose `href` has not exactly one `{rel}` expand nothing; the relation index skips them.

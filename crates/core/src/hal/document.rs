@@ -8,10 +8,11 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 
-use super::curies::{self, Curie};
+use super::curies;
 use super::index::{Children, Index};
 use super::links::{self, Link, OneOrMany};
 use super::walk::Key;
+use crate::rels::Curie;
 use crate::rels::RelIndex;
 
 /// One HAL resource: the body it came from and where its fields are. Cheap to clone (two

@@ -7,7 +7,8 @@ use std::ops::Range;
 
 use jiter::Jiter;
 
-use super::curies::{self, Curie, CURIES};
+use super::curies::{self, CURIES};
+use crate::rels::Curie;
 
 use super::index::SCANNED;
 use super::Document;

@@ -3,6 +3,7 @@ use serde_json::{json, Value};
 use super::index::SCANNED;
 use super::*;
 use crate::error::{Error, Result};
+use crate::rels::Curie;
 
 fn doc(v: Value) -> Document {
     parse(v.to_string().into_bytes()).unwrap()

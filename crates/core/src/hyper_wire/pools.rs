@@ -26,8 +26,8 @@ type PoolKey = (Verify, Duration, Routes);
 
 /// Held by every wire built with the same TLS, connect and proxy settings (one per key in a
 /// process). The pools built for a key live as long as its lease: when the last client using
-/// them is dropped, so are they and their idle connections (API.md §8; 150 clients with
-/// distinct settings used to keep 300 sockets open).
+/// them is dropped, so are they and their idle connections (docs/guarantees.md#connections; 150
+/// clients with distinct settings used to keep 300 sockets open).
 pub(super) struct PoolLease {
     key: PoolKey,
     /// The key's routes as hyper-util matches them; `None` when every request goes straight.

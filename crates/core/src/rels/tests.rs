@@ -234,8 +234,8 @@ fn two_rels_with_one_short_name_make_it_ambiguous() {
 
 #[test]
 fn an_attribute_of_two_rels_is_ambiguous() {
-    // API.md §4: two rels that map to one short name make it ambiguous; for an attribute,
-    // `get-foo` and `get_foo` are the same short name.
+    // docs/concepts.md#relations-and-their-names: two rels that map to one short name make it
+    // ambiguous; for an attribute, `get-foo` and `get_foo` are the same short name.
     for namespace in [Some(NS), None] {
         let hyphenated = "https://api.example.com/alps#get-foo";
         let underscored = "https://api.example.com/alps#get_foo";

@@ -9,14 +9,14 @@ use serde_json::{json, Value};
 
 use super::data::Demo;
 use super::{not_found, rel, url};
-use crate::store::{HandlerRequest, Reply, Store};
+use crate::store::{HandlerReply, HandlerRequest, Store};
 use crate::tokens::Scope;
 
-fn admin_only(request: &HandlerRequest) -> Result<(), Reply> {
+fn admin_only(request: &HandlerRequest) -> Result<(), HandlerReply> {
     if request.scope == Scope::ApiAdmin {
         Ok(())
     } else {
-        Err(Reply::error(
+        Err(HandlerReply::error(
             403,
             904,
             "access denied: this resource needs a token of scope api_admin",
@@ -55,19 +55,19 @@ fn encode(segment: &str) -> String {
 }
 
 /// `get-apps`: the registered apps (names only: secrets are never shown again).
-pub fn list(_: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
+pub fn list(_: &Mutex<Demo>, request: &HandlerRequest) -> HandlerReply {
     if let Err(reply) = admin_only(request) {
         return reply;
     }
     let names = with_store(request, |store| store.app_names());
     let apps: Vec<Value> = names.iter().map(|n| app(request, n)).collect();
-    Reply::json(
+    HandlerReply::json(
         200,
         &json!({"_links": {"self": {"href": url(request, "/apps")}}, "_embedded": {"apps": apps}}),
     )
 }
 
-pub fn get(_: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
+pub fn get(_: &Mutex<Demo>, request: &HandlerRequest) -> HandlerReply {
     if let Err(reply) = admin_only(request) {
         return reply;
     }
@@ -76,7 +76,7 @@ pub fn get(_: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
         .iter()
         .any(|n| n == name)
     {
-        Reply::json(200, &app(request, name))
+        HandlerReply::json(200, &app(request, name))
     } else {
         not_found("app")
     }
@@ -84,7 +84,7 @@ pub fn get(_: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
 
 /// `generate-app-secret`: a new secret replaces the old one at once (tokens already issued
 /// stay valid until they expire).
-pub fn new_secret(_: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
+pub fn new_secret(_: &Mutex<Demo>, request: &HandlerRequest) -> HandlerReply {
     if let Err(reply) = admin_only(request) {
         return reply;
     }
@@ -102,7 +102,7 @@ pub fn new_secret(_: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
     }
     let mut body = app(request, &name);
     body["appSecret"] = json!(secret);
-    Reply::json(201, &body).with_header(
+    HandlerReply::json(201, &body).with_header(
         "location",
         url(request, &format!("/apps/{}", encode(&name))),
     )

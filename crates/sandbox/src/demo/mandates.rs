@@ -9,7 +9,7 @@ use serde_json::{json, Value};
 use super::data::{Demo, Mandate};
 use super::{check_creditor, not_found, page, rel, url, CREDITOR};
 use crate::journal::lock;
-use crate::store::{HandlerRequest, Reply};
+use crate::store::{HandlerReply, HandlerRequest};
 
 /// What a collection embeds: enough to list, not everything.
 fn partial(request: &HandlerRequest, m: &Mandate) -> Value {
@@ -58,7 +58,7 @@ fn matches(request: &HandlerRequest, m: &Mandate) -> bool {
 
 /// `get-mandates` (with `reference`, `rum` or `id`: that mandate) and `search-mandates`
 /// (otherwise: a page of `_embedded.mandates`).
-pub fn search(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
+pub fn search(demo: &Mutex<Demo>, request: &HandlerRequest) -> HandlerReply {
     if let Err(reply) = check_creditor(request.query("creditorReference")) {
         return reply;
     }
@@ -74,7 +74,7 @@ pub fn search(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
         });
         return found.map_or_else(
             || not_found("mandate"),
-            |m| Reply::json(200, &full(request, m)),
+            |m| HandlerReply::json(200, &full(request, m)),
         );
     }
     let items = demo
@@ -86,17 +86,17 @@ pub fn search(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
     page(request, "mandates", items)
 }
 
-pub fn get(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
+pub fn get(demo: &Mutex<Demo>, request: &HandlerRequest) -> HandlerReply {
     let demo = lock(demo);
     let id = request.param("id").unwrap_or("");
     demo.mandates.iter().find(|m| m.id == id).map_or_else(
         || not_found("mandate"),
-        |m| Reply::json(200, &full(request, m)),
+        |m| HandlerReply::json(200, &full(request, m)),
     )
 }
 
 /// `get-documents`: the documents as one relation holding an array of links.
-pub fn documents(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
+pub fn documents(demo: &Mutex<Demo>, request: &HandlerRequest) -> HandlerReply {
     if let Err(reply) = check_creditor(request.query("creditorReference")) {
         return reply;
     }
@@ -118,7 +118,7 @@ pub fn documents(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
         "" => url(request, "/documents"),
         q => url(request, &format!("/documents?{q}")),
     };
-    Reply::json(
+    HandlerReply::json(
         200,
         &json!({
             "count": links.len(),
@@ -132,13 +132,13 @@ fn find_document<'a>(demo: &'a Demo, request: &HandlerRequest) -> Option<&'a Man
     demo.mandates.iter().find(|m| m.document_id() == id)
 }
 
-pub fn document(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
+pub fn document(demo: &Mutex<Demo>, request: &HandlerRequest) -> HandlerReply {
     let demo = lock(demo);
     let Some(m) = find_document(&demo, request) else {
         return not_found("document");
     };
     let path = format!("/documents/{}", m.document_id());
-    Reply::json(
+    HandlerReply::json(
         200,
         &json!({
             "_links": {
@@ -156,7 +156,7 @@ pub fn document(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
 }
 
 /// The document's bytes, base64 in JSON (this API only speaks JSON).
-pub fn content(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
+pub fn content(demo: &Mutex<Demo>, request: &HandlerRequest) -> HandlerReply {
     let demo = lock(demo);
     let Some(m) = find_document(&demo, request) else {
         return not_found("document");
@@ -165,7 +165,7 @@ pub fn content(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
         "%PDF-1.4\n% sandbox mandate {} signed {}\n%%EOF\n",
         m.reference, m.date_signed
     );
-    Reply::json(
+    HandlerReply::json(
         200,
         &json!({
             "contentType": "application/pdf",

@@ -15,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use hyper::http::Method;
 use serde_json::{json, Value};
 
-use super::store::{EntryLink, Handler, HandlerRequest, Reply, Store};
+use super::store::{EntryLink, Handler, HandlerReply, HandlerRequest, Store};
 use data::Demo;
 
 pub const CREDITOR: &str = "democreditor";
@@ -48,7 +48,7 @@ pub fn recorded_links() -> Vec<(String, String, bool)> {
         .collect()
 }
 
-type Native = fn(&Mutex<Demo>, &HandlerRequest) -> Reply;
+type Native = fn(&Mutex<Demo>, &HandlerRequest) -> HandlerReply;
 
 fn native(demo: &Arc<Mutex<Demo>>, f: Native) -> Handler {
     let demo = Arc::clone(demo);
@@ -118,18 +118,18 @@ pub(crate) fn rel(request: &HandlerRequest, name: &str) -> String {
     format!("{}{name}", request.rel_namespace)
 }
 
-pub(crate) fn not_found(what: &str) -> Reply {
-    Reply::error(404, 902, &format!("{what} not found"))
+pub(crate) fn not_found(what: &str) -> HandlerReply {
+    HandlerReply::error(404, 902, &format!("{what} not found"))
 }
 
-pub(crate) fn invalid(message: &str) -> Reply {
-    Reply::error(400, 910, message)
+pub(crate) fn invalid(message: &str) -> HandlerReply {
+    HandlerReply::error(400, 910, message)
 }
 
 /// 403 when the request names a creditor other than the demo's (the app has no access).
-pub(crate) fn check_creditor(reference: Option<&str>) -> Result<(), Reply> {
+pub(crate) fn check_creditor(reference: Option<&str>) -> Result<(), HandlerReply> {
     match reference {
-        Some(r) if r != CREDITOR => Err(Reply::error(
+        Some(r) if r != CREDITOR => Err(HandlerReply::error(
             403,
             904,
             &format!("access denied: the app has no access to creditor {r:?}"),
@@ -164,26 +164,26 @@ fn creditor_document(request: &HandlerRequest) -> Value {
 }
 
 /// `get-creditors`: `/creditors?reference=democreditor`.
-fn creditors(_: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
+fn creditors(_: &Mutex<Demo>, request: &HandlerRequest) -> HandlerReply {
     match request.query("reference") {
         None => invalid("the parameter reference is required"),
-        Some(CREDITOR) => Reply::json(200, &creditor_document(request)),
+        Some(CREDITOR) => HandlerReply::json(200, &creditor_document(request)),
         Some(other) => check_creditor(Some(other))
             .err()
             .unwrap_or_else(|| not_found("creditor")),
     }
 }
 
-fn creditor(_: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
+fn creditor(_: &Mutex<Demo>, request: &HandlerRequest) -> HandlerReply {
     match request.param("reference") {
-        Some(CREDITOR) => Reply::json(200, &creditor_document(request)),
+        Some(CREDITOR) => HandlerReply::json(200, &creditor_document(request)),
         _ => not_found("creditor"),
     }
 }
 
 /// A page of a collection: `_embedded.<name>`, the `page` object, and `self`/`first`/`last`/
 /// `next`/`prev` links that keep the request's other query parameters.
-pub(crate) fn page(request: &HandlerRequest, name: &str, items: Vec<Value>) -> Reply {
+pub(crate) fn page(request: &HandlerRequest, name: &str, items: Vec<Value>) -> HandlerReply {
     let number = match query_number(request, "page", 0, 0..=u32::MAX as usize) {
         Ok(n) => n,
         Err(reply) => return reply,
@@ -226,7 +226,7 @@ pub(crate) fn page(request: &HandlerRequest, name: &str, items: Vec<Value>) -> R
         links.insert("next".into(), link(number + 1));
     }
     links.insert("last".into(), link(pages.saturating_sub(1)));
-    Reply::json(
+    HandlerReply::json(
         200,
         &json!({
             "_links": links,
@@ -243,7 +243,7 @@ fn query_number(
     name: &str,
     default: usize,
     range: RangeInclusive<usize>,
-) -> Result<usize, Reply> {
+) -> Result<usize, HandlerReply> {
     match request.query(name) {
         None => Ok(default),
         Some(text) => text

@@ -10,7 +10,7 @@ use super::data::{now_iso8601, Demo, Order};
 use super::{check_creditor, invalid, not_found, page, rel, url, CREDITOR};
 use crate::etag::{self, Precondition};
 use crate::journal::lock;
-use crate::store::{HandlerRequest, Reply};
+use crate::store::{HandlerReply, HandlerRequest};
 
 /// Where checkout pages live: a different origin, so clients must not send the token there.
 pub const CHECKOUT_ORIGIN: &str = "https://checkout.sandbox.invalid";
@@ -43,7 +43,7 @@ fn document(request: &HandlerRequest, order: &Order) -> Value {
 }
 
 /// `create-orders`: `POST /orders`. Every field is optional; `reference` must be new.
-pub fn create(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
+pub fn create(demo: &Mutex<Demo>, request: &HandlerRequest) -> HandlerReply {
     let Some(Value::Object(input)) = &request.entry.json else {
         return invalid("an order is a JSON object");
     };
@@ -71,7 +71,7 @@ pub fn create(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
     let mut demo = lock(demo);
     if let Some(r) = &reference {
         if demo.orders.iter().any(|o| o.field("reference") == Some(r)) {
-            return Reply::error(
+            return HandlerReply::error(
                 409,
                 901,
                 &format!("duplicate order: the reference {r:?} is already used"),
@@ -118,7 +118,7 @@ pub fn create(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
     };
     let body = document(request, &order);
     demo.orders.push(order);
-    Reply::json(201, &body).with_header("location", url(request, &format!("/orders/{id}")))
+    HandlerReply::json(201, &body).with_header("location", url(request, &format!("/orders/{id}")))
 }
 
 fn find<'a>(demo: &'a Demo, request: &HandlerRequest) -> Option<&'a Order> {
@@ -127,16 +127,16 @@ fn find<'a>(demo: &'a Demo, request: &HandlerRequest) -> Option<&'a Order> {
 }
 
 /// `search-order-by-id`.
-pub fn get(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
+pub fn get(demo: &Mutex<Demo>, request: &HandlerRequest) -> HandlerReply {
     let demo = lock(demo);
     find(&demo, request).map_or_else(
         || not_found("order"),
-        |o| Reply::json(200, &document(request, o)),
+        |o| HandlerReply::json(200, &document(request, o)),
     )
 }
 
 /// `get-orders` (with `reference`: that order) and `search-orders` (without: a page).
-pub fn search(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
+pub fn search(demo: &Mutex<Demo>, request: &HandlerRequest) -> HandlerReply {
     if let Err(reply) = check_creditor(request.query("creditorReference")) {
         return reply;
     }
@@ -147,7 +147,7 @@ pub fn search(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
             .iter()
             .find(|o| o.field("reference") == Some(reference))
         {
-            Some(order) => Reply::json(200, &document(request, order)),
+            Some(order) => HandlerReply::json(200, &document(request, order)),
             None => not_found("order"),
         };
     }
@@ -175,9 +175,9 @@ pub fn search(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
 /// `If-Match` (RFC 9110 §13.1.1) is evaluated first, under the same lock as the change, against
 /// the ETag a GET of the order would carry: a mismatch (or any `If-Match` on an order that does
 /// not exist) is a 412 and changes nothing.
-pub fn patch(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
+pub fn patch(demo: &Mutex<Demo>, request: &HandlerRequest) -> HandlerReply {
     let mut demo = lock(demo);
-    // The id, and the ETag of the bytes a GET of the order serves (`Reply::json`).
+    // The id, and the ETag of the bytes a GET of the order serves (`HandlerReply::json`).
     let found = find(&demo, request).map(|order| {
         let served = document(request, order).to_string();
         (order.id().to_owned(), etag::of(served.as_bytes()))
@@ -190,7 +190,7 @@ pub fn patch(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
         .map(|(_, value)| value.as_str());
     let current = found.as_ref().map(|(_, etag)| etag.as_str());
     if let Precondition::Failed(reason) = etag::if_match(if_match, current) {
-        return Reply::error(412, 911, &format!("precondition failed: {reason}"));
+        return HandlerReply::error(412, 911, &format!("precondition failed: {reason}"));
     }
     let Some(Value::Object(changes)) = &request.entry.json else {
         return invalid("a merge patch of an order is a JSON object");
@@ -212,7 +212,7 @@ pub fn patch(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
         Value::Object(map) => map,
         _ => Map::new(), // unreachable: an object patched with an object stays an object
     };
-    Reply::json(200, &document(request, order))
+    HandlerReply::json(200, &document(request, order))
 }
 
 /// RFC 7396 §2: null removes, objects merge recursively, anything else replaces.
@@ -235,25 +235,25 @@ pub fn merge_patch(target: &mut Value, patch: &Value) {
     }
 }
 
-pub fn subscriber(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
+pub fn subscriber(demo: &Mutex<Demo>, request: &HandlerRequest) -> HandlerReply {
     let demo = lock(demo);
     let Some(order) = find(&demo, request) else {
         return not_found("order");
     };
     let path = format!("/orders/{}/subscriber", order.id());
-    Reply::json(
+    HandlerReply::json(
         200,
         &json!({"reference": order.subscriber, "_links": {"self": {"href": url(request, &path)}}}),
     )
 }
 
-pub fn items(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
+pub fn items(demo: &Mutex<Demo>, request: &HandlerRequest) -> HandlerReply {
     let demo = lock(demo);
     let Some(order) = find(&demo, request) else {
         return not_found("order");
     };
     let path = format!("/orders/{}/order-items", order.id());
-    Reply::json(
+    HandlerReply::json(
         200,
         &json!({
             "_links": {"self": {"href": url(request, &path)}},
@@ -263,7 +263,7 @@ pub fn items(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
 }
 
 /// `extended-user-approval{?mode}`: where to send the signatory, by `mode`.
-pub fn approval(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
+pub fn approval(demo: &Mutex<Demo>, request: &HandlerRequest) -> HandlerReply {
     let demo = lock(demo);
     let Some(order) = find(&demo, request) else {
         return not_found("order");
@@ -282,7 +282,7 @@ pub fn approval(demo: &Mutex<Demo>, request: &HandlerRequest) -> Reply {
             ))
         }
     };
-    Reply::json(
+    HandlerReply::json(
         200,
         &json!({
             "mode": mode,

@@ -1,6 +1,8 @@
-//! What telemetry needs of each attempt (API.md §9): the wall-clock times a span is given,
-//! the class of the exception the boundary raises for a failed attempt, which attempts were
-//! token requests and how many times the caller's request had been sent before.
+//! The record each attempt leaves for the DEBUG log line and the telemetry spans
+//! (docs/guides/observability-otel.md): the wall-clock times a span is given, the class of the
+//! exception the boundary raises for a failed attempt, which attempts were token requests and
+//! how many times the caller's request had been sent before. The retries themselves are
+//! attempt_loop.rs's.
 //!
 //! The transport fills an `Attempt` per HTTP attempt; the client marks the token requests and
 //! numbers the resends; the bindings hand the records to Python once the call is over.
@@ -10,11 +12,11 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 use crate::error::Error;
 
 /// What happened on one attempt, for the DEBUG log line the Python layer writes and the
-/// telemetry spans (`attempts.rs`).
+/// telemetry spans.
 #[derive(Debug, Clone)]
 pub struct Attempt {
     pub method: String,
-    /// Without userinfo, signature query values redacted (`attempts::redacted_url`).
+    /// Without userinfo, signature query values redacted (`records::redacted_url`).
     pub url: String,
     pub status: Option<u16>,
     pub elapsed: Duration,
@@ -29,7 +31,8 @@ pub struct Attempt {
     pub resend_count: u32,
     /// The exception class the boundary raises for this attempt's failure (no response came).
     pub error_kind: Option<&'static str>,
-    /// The response's request id (API.md §11), for the log line and the span.
+    /// The response's request id (docs/guides/errors.md#conflicts-rate-limits-and-request-ids), for
+    /// the log line and the span.
     pub request_id: Option<String>,
 }
 

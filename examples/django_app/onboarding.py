@@ -1,6 +1,7 @@
-"""The merchant's onboarding code, shared by the Django and Flask examples and tested by
-``test_onboarding.py``: create an order that asks the customer to sign a SEPA mandate, and
-send their browser to its ``user-approval`` link (the provider's checkout page).
+"""The merchant's onboarding code, used by the Django app's views (and by the Flask example),
+tested by ``examples/test_onboarding.py``: create an order that asks the customer to sign a
+SEPA mandate, and send their browser to its ``user-approval`` link (the provider's checkout
+page).
 
 Keep code like this out of the views: it takes the client as an argument, so a test passes the
 sandbox's client (``rp_client``) and a view passes the process's shared one.
