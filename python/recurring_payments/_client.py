@@ -7,7 +7,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from . import _core
-from ._client_base import _PROBES, _ClientBase
+from ._client_base import _PROBES, CredentialsSource, _ClientBase
 from ._green import _blocking
 from ._notifications import read_notification
 from ._relations import NO_HEADERS
@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # the async face loads on first use (asyncio is a third of th
     from ._async_resource import AsyncResource
 
 
-class Client(_ClientBase):
+class Client(_ClientBase[CredentialsSource]):
     """A client of the API, safe to share between threads (one per process is the norm).
 
     >>> client = rp.Client(server.base_url, credentials=server.credentials,

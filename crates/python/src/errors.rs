@@ -88,8 +88,13 @@ fn convert(py: Python<'_>, error: Error) -> PyResult<PyErr> {
     let classes = classes(py)?;
     let message = error.to_string();
     let kwargs = PyDict::new(py);
+    let mut cause = None;
     let class = match error {
         Error::Configuration(_) => &classes.configuration,
+        Error::Provider { cause: given, .. } => {
+            cause = given.and_then(|c| c.0.downcast_ref::<Py<PyAny>>().map(|o| o.clone_ref(py)));
+            &classes.configuration
+        }
         Error::Refused {
             outcome_unknown, ..
         } => {
@@ -155,6 +160,10 @@ fn convert(py: Python<'_>, error: Error) -> PyResult<PyErr> {
         }
     };
     let instance = class.bind(py).call((message,), Some(&kwargs))?;
+    if let Some(cause) = cause {
+        // What a credentials provider raised (its message is not in ours).
+        instance.setattr(pyo3::intern!(py, "__cause__"), cause)?;
+    }
     Ok(PyErr::from_value(instance))
 }
 

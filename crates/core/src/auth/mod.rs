@@ -1,103 +1,28 @@
-//! Credentials, tokens and the single-flight token cache (API.md §3), in front of an optional
-//! token store shared by a fleet of processes (§10: `store.rs`).
+//! Credentials (`credentials.rs`: given, or asked of a provider), tokens and the single-flight
+//! token cache (API.md §3), in front of an optional token store shared by a fleet of processes
+//! (§10: `store.rs`).
 
+mod credentials;
 mod redis_store;
 mod sealed;
 mod store;
 
+pub use credentials::{AskCredentials, CredentialSource, Credentials};
+pub(crate) use credentials::{Basis, Source};
+use sealed::Sealer;
 use store::SharedTokens;
 pub use store::{StoreEvent, StoreSpec};
 
 use std::fmt;
+use std::future::Future;
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 use std::time::{Instant, SystemTime, UNIX_EPOCH};
 
-use base64::Engine as _;
 use http::header::HeaderValue;
 use tokio::sync::watch;
 
 use crate::error::{Error, Result};
 use crate::transport::{header_value, invalid_header_value};
-
-/// The two kinds of credentials of the spec; secrets never appear in `Debug`.
-#[derive(Clone, PartialEq, Eq)]
-pub enum Credentials {
-    /// App access, scope `api`: `<app_name>:<app_secret>`.
-    App {
-        app_name: String,
-        app_secret: String,
-    },
-    /// Administrative access, scope `api_admin`: `<creditor>#<login>:<password>`.
-    Admin {
-        creditor: String,
-        login: String,
-        password: String,
-    },
-}
-
-impl Credentials {
-    pub fn scope(&self) -> &'static str {
-        match self {
-            Credentials::App { .. } => "api",
-            Credentials::Admin { .. } => "api_admin",
-        }
-    }
-
-    /// The value of the `Authorization` header of the token request.
-    pub fn basic_authorization(&self) -> String {
-        let pair = match self {
-            Credentials::App {
-                app_name,
-                app_secret,
-            } => format!("{app_name}:{app_secret}"),
-            Credentials::Admin {
-                creditor,
-                login,
-                password,
-            } => format!("{creditor}#{login}:{password}"),
-        };
-        format!(
-            "Basic {}",
-            base64::engine::general_purpose::STANDARD.encode(pair)
-        )
-    }
-
-    /// Reject what cannot be encoded unambiguously in a Basic header.
-    pub fn validate(&self) -> Result<()> {
-        let bad = |what: &str| Err(Error::Configuration(format!("invalid credentials: {what}")));
-        match self {
-            Credentials::App { app_name, .. } if app_name.is_empty() => bad("empty app_name"),
-            Credentials::App { app_name, .. } if app_name.contains(':') => {
-                bad("app_name must not contain ':'")
-            }
-            Credentials::Admin {
-                creditor, login, ..
-            } if creditor.is_empty() || login.is_empty() => bad("empty creditor or login"),
-            Credentials::Admin {
-                creditor, login, ..
-            } if creditor.contains('#') || login.contains(':') => {
-                bad("creditor must not contain '#' nor login ':'")
-            }
-            _ => Ok(()),
-        }
-    }
-}
-
-impl fmt::Debug for Credentials {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Credentials::App { app_name, .. } => {
-                write!(f, "AppCredentials(app_name={app_name:?}, app_secret='***')")
-            }
-            Credentials::Admin {
-                creditor, login, ..
-            } => write!(
-                f,
-                "AdminCredentials(creditor={creditor:?}, login={login:?}, password='***')"
-            ),
-        }
-    }
-}
 
 /// An access token and when it runs out. `Debug` never shows the token itself.
 #[derive(Clone)]
@@ -228,18 +153,106 @@ impl fmt::Debug for Token {
 /// with their own current-thread runtimes (sync client) or on the shared runtime (async
 /// client): they wait on a tokio `watch`, which wakes across runtimes.
 #[derive(Default)]
-pub struct TokenCache {
+pub(crate) struct TokenCache {
     /// Held only to read or swap the token or the flight, never across an await.
     state: Mutex<State>,
     /// The fleet's store (`token_store=`), asked by the leader of a flight; `None`: in process.
     store: Option<SharedTokens>,
 }
 
+/// A token as the store holds it: sealed, under the key of the credentials that fetched it.
+#[derive(Clone)]
+pub(crate) struct Sealed {
+    sealer: Arc<Sealer>,
+    value: Vec<u8>,
+}
+
+/// What the leader of a flight brings back: the token, and its sealed form if the store has it.
+pub(crate) struct Landed {
+    pub(crate) token: Token,
+    pub(crate) sealed: Option<Sealed>,
+}
+
+impl Landed {
+    pub(crate) fn fetched(token: Token) -> Landed {
+        Landed {
+            token,
+            sealed: None,
+        }
+    }
+}
+
+/// What the leader of a flight works with: the store (if any) and what it must skip.
+pub(crate) struct Lead<'a> {
+    store: Option<&'a SharedTokens>,
+    /// `None`: a renewal (`authenticate`), whatever is cached or stored.
+    leeway: Option<f64>,
+    /// The sealed token a 401 refused here: never taken from the store again.
+    rejected: Option<Vec<u8>>,
+    pub(crate) events: &'a mut Vec<StoreEvent>,
+}
+
+impl Lead<'_> {
+    /// A token for these credentials: from the fleet's store under their key (or fetched by
+    /// `fetch` and stored there), else fetched.
+    pub(crate) async fn obtain<F, Fut>(
+        &mut self,
+        basis: &Basis,
+        base_url: &str,
+        deadline: Instant,
+        fetch: F,
+    ) -> Result<Landed>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<Token>>,
+    {
+        let store = self.store.zip(basis.sealer(base_url));
+        let Some((store, sealer)) = store else {
+            return fetch().await.map(Landed::fetched);
+        };
+        let rejected = self.rejected.as_deref();
+        let (token, sealed) = store
+            .obtain(&sealer, self.leeway, rejected, fetch, self.events, deadline)
+            .await?;
+        Ok(Landed {
+            token,
+            sealed: sealed.map(|value| Sealed { sealer, value }),
+        })
+    }
+}
+
+/// Fetches the token of a flight with the credentials given (`lead` runs the flight).
+pub(crate) trait Requester {
+    fn obtain(&mut self, basis: Arc<Basis>) -> impl Future<Output = Result<Landed>> + Send;
+}
+
+/// The leader's work in a flight: ask the source for credentials (a provider is asked here,
+/// once), obtain a token with them; if the token endpoint refuses a provider's credentials,
+/// ask it once more, and if it now returns other credentials, obtain a token with those. At
+/// most two token requests.
+pub(crate) async fn lead<Q: Requester>(
+    source: &Source,
+    ask: Option<&dyn AskCredentials>,
+    requester: &mut Q,
+) -> Result<Landed> {
+    let basis = source.basis(ask).await?;
+    let first = requester.obtain(basis.clone()).await;
+    let refused = matches!(&first, Err(e) if e.is_refusal());
+    if !(refused && matches!(source, Source::Provided(_))) {
+        return first;
+    }
+    let again = source.basis(ask).await?;
+    if again.credentials == basis.credentials {
+        return first;
+    }
+    requester.obtain(again).await
+}
+
 #[derive(Default)]
 struct State {
     current: Option<Arc<Token>>,
     /// `current` as the store holds it (sealed), for the compare-and-delete after a 401.
-    current_sealed: Option<Vec<u8>>,
+    current_sealed: Option<Sealed>,
     /// The last sealed token a 401 refused: not taken from the store again.
     rejected_sealed: Option<Vec<u8>>,
     flight: Option<Flight>,
@@ -273,11 +286,12 @@ struct Leader<'a> {
 
 impl Leader<'_> {
     /// Store the token (if any), end the flight and hand its outcome to every waiter.
-    fn land(mut self, landed: Result<(Arc<Token>, Option<Vec<u8>>)>) -> Outcome {
+    fn land(mut self, landed: Result<Landed>) -> Outcome {
         let mut state = self.cache.lock();
-        let outcome = landed.map(|(token, sealed)| {
+        let outcome = landed.map(|landed| {
+            let token = Arc::new(landed.token);
             state.current = Some(token.clone());
-            state.current_sealed = sealed;
+            state.current_sealed = landed.sealed;
             token
         });
         state.end_flight(self.id);
@@ -311,7 +325,7 @@ impl TokenCache {
     pub fn with_store(spec: &StoreSpec) -> TokenCache {
         TokenCache {
             state: Mutex::default(),
-            store: Some(SharedTokens::new(spec)),
+            store: Some(spec.tokens()),
         }
     }
 
@@ -325,53 +339,49 @@ impl TokenCache {
     }
 
     /// A fresh token: the cached one, or the outcome of the flight under way (joined), or of a
-    /// new flight this caller leads. A token a flight brought is used by all its waiters even
-    /// when it is no longer fresh (`expires_in: 0`); only later callers start a new flight.
-    /// `events` receives the store commands this caller sent (as leader).
-    /// `deadline`: when the caller's call must be over; the store is waited for during half of
-    /// what is left at most (`store::SharedTokens::obtain`).
-    pub async fn get<F, Fut>(
-        &self,
+    /// new flight this caller leads with `lead` (see `auth::lead`). A token a flight brought is
+    /// used by all its waiters even when it is no longer fresh (`expires_in: 0`); only later
+    /// callers start a new flight. `events` receives the store commands this caller sent (as
+    /// leader).
+    pub(crate) async fn get<'a, F, Fut>(
+        &'a self,
         leeway: f64,
-        events: &mut Vec<StoreEvent>,
-        deadline: Instant,
-        fetch: F,
+        events: &'a mut Vec<StoreEvent>,
+        lead: F,
     ) -> Result<Arc<Token>>
     where
-        F: FnOnce() -> Fut,
-        Fut: std::future::Future<Output = Result<Token>>,
+        F: FnOnce(Lead<'a>) -> Fut,
+        Fut: Future<Output = Result<Landed>>,
     {
-        self.obtain(Some(leeway), events, deadline, fetch).await
+        self.obtain(Some(leeway), events, lead).await
     }
 
     /// A new token whatever is cached (`client.authenticate()`). A flight already under way is
     /// joined rather than doubled: its answer is as good as a second request's (the
     /// server gives the same token while it is valid) and tells as much about the credentials.
     /// With a store, the new token is stored for the fleet.
-    pub async fn renew<F, Fut>(
-        &self,
-        events: &mut Vec<StoreEvent>,
-        deadline: Instant,
-        fetch: F,
+    pub(crate) async fn renew<'a, F, Fut>(
+        &'a self,
+        events: &'a mut Vec<StoreEvent>,
+        lead: F,
     ) -> Result<Arc<Token>>
     where
-        F: FnOnce() -> Fut,
-        Fut: std::future::Future<Output = Result<Token>>,
+        F: FnOnce(Lead<'a>) -> Fut,
+        Fut: Future<Output = Result<Landed>>,
     {
-        self.obtain(None, events, deadline, fetch).await
+        self.obtain(None, events, lead).await
     }
 
     /// `leeway: None` ignores the cached token.
-    async fn obtain<F, Fut>(
-        &self,
+    async fn obtain<'a, F, Fut>(
+        &'a self,
         leeway: Option<f64>,
-        events: &mut Vec<StoreEvent>,
-        deadline: Instant,
-        fetch: F,
+        events: &'a mut Vec<StoreEvent>,
+        lead: F,
     ) -> Result<Arc<Token>>
     where
-        F: FnOnce() -> Fut,
-        Fut: std::future::Future<Output = Result<Token>>,
+        F: FnOnce(Lead<'a>) -> Fut,
+        Fut: Future<Output = Result<Landed>>,
     {
         let leader = loop {
             match self.role(leeway) {
@@ -386,16 +396,18 @@ impl TokenCache {
                 }
             }
         };
-        let landed = match &self.store {
-            None => fetch().await.map(|token| (token, None)),
-            Some(store) => {
-                let rejected = self.lock().rejected_sealed.clone();
-                store
-                    .obtain(leeway, rejected.as_deref(), fetch, events, deadline)
-                    .await
-            }
+        let rejected = match &self.store {
+            Some(_) => self.lock().rejected_sealed.clone(),
+            None => None,
         };
-        leader.land(landed.map(|(token, sealed)| (Arc::new(token), sealed)))
+        let landed = lead(Lead {
+            store: self.store.as_ref(),
+            leeway,
+            rejected,
+            events,
+        })
+        .await;
+        leader.land(landed)
     }
 
     fn role(&self, leeway: Option<f64>) -> Role<'_> {
@@ -440,8 +452,8 @@ impl TokenCache {
             {
                 state.current = None;
                 let sealed = state.current_sealed.take();
-                if sealed.is_some() {
-                    state.rejected_sealed = sealed.clone();
+                if let Some(sealed) = &sealed {
+                    state.rejected_sealed = Some(sealed.value.clone());
                 }
                 sealed
             } else {
@@ -449,7 +461,9 @@ impl TokenCache {
             }
         };
         if let (Some(store), Some(sealed)) = (&self.store, sealed) {
-            store.discard(&sealed, events, deadline).await;
+            store
+                .discard(&sealed.sealer, &sealed.value, events, deadline)
+                .await;
         }
     }
 }
@@ -509,10 +523,10 @@ mod tests {
             let (cache, fetches) = (cache.clone(), fetches.clone());
             tasks.push(tokio::spawn(async move {
                 cache
-                    .get(30.0, &mut Vec::new(), far(), || async {
+                    .get(30.0, &mut Vec::new(), |_| async {
                         fetches.fetch_add(1, Ordering::SeqCst);
                         tokio::time::sleep(pause).await;
-                        answer()
+                        answer().map(Landed::fetched)
                     })
                     .await
             }));
@@ -522,26 +536,6 @@ mod tests {
             outcomes.push(task.await.unwrap());
         }
         outcomes
-    }
-
-    #[test]
-    fn basic_header_follows_the_spec() {
-        let app = Credentials::App {
-            app_name: "shop-app".into(),
-            app_secret: "s3cr3t".into(),
-        };
-        assert_eq!(app.basic_authorization(), "Basic c2hvcC1hcHA6czNjcjN0");
-        assert_eq!(app.scope(), "api");
-        let admin = Credentials::Admin {
-            creditor: "democreditor".into(),
-            login: "admin".into(),
-            password: "pw".into(),
-        };
-        let expected = base64::engine::general_purpose::STANDARD.encode("democreditor#admin:pw");
-        assert_eq!(admin.basic_authorization(), format!("Basic {expected}"));
-        assert_eq!(admin.scope(), "api_admin");
-        assert!(!format!("{app:?}{admin:?}").contains("s3cr3t"));
-        assert!(!format!("{admin:?}").contains("pw'"));
     }
 
     #[test]
@@ -641,10 +635,10 @@ mod tests {
                         .enable_all()
                         .build()
                         .unwrap();
-                    runtime.block_on(cache.get(30.0, &mut Vec::new(), far(), || async {
+                    runtime.block_on(cache.get(30.0, &mut Vec::new(), |_| async {
                         fetches.fetch_add(1, Ordering::SeqCst);
                         tokio::time::sleep(Duration::from_millis(200)).await;
-                        Err::<Token, _>(refused())
+                        Err::<Landed, _>(refused())
                     }))
                 })
             })
@@ -662,9 +656,9 @@ mod tests {
         let (leader_cache, leader_fetches) = (cache.clone(), fetches.clone());
         let leader = tokio::spawn(async move {
             leader_cache
-                .get(30.0, &mut Vec::new(), far(), || async {
+                .get(30.0, &mut Vec::new(), |_| async {
                     leader_fetches.fetch_add(1, Ordering::SeqCst);
-                    std::future::pending::<Result<Token>>().await
+                    std::future::pending::<Result<Landed>>().await
                 })
                 .await
         });
@@ -718,9 +712,9 @@ mod tests {
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
         let renewed = cache
-            .renew(&mut Vec::new(), far(), || async {
+            .renew(&mut Vec::new(), |_| async {
                 fetches.fetch_add(1, Ordering::SeqCst);
-                Ok(token(960.0))
+                Ok(Landed::fetched(token(960.0)))
             })
             .await
             .unwrap();
@@ -729,7 +723,9 @@ mod tests {
         assert_eq!(fetches.load(Ordering::SeqCst), 1);
         // With no flight under way it fetches, whatever is cached.
         let renewed = cache
-            .renew(&mut Vec::new(), far(), || async { Ok(token(960.0)) })
+            .renew(&mut Vec::new(), |_| async {
+                Ok(Landed::fetched(token(960.0)))
+            })
             .await
             .unwrap();
         assert!(!Arc::ptr_eq(&renewed, &joined));
@@ -739,16 +735,160 @@ mod tests {
     async fn invalidate_only_drops_the_rejected_token() {
         let cache = TokenCache::default();
         let first = cache
-            .get(30.0, &mut Vec::new(), far(), || async { Ok(token(960.0)) })
+            .get(30.0, &mut Vec::new(), |_| async {
+                Ok(Landed::fetched(token(960.0)))
+            })
             .await
             .unwrap();
         let second = cache
-            .renew(&mut Vec::new(), far(), || async { Ok(token(960.0)) })
+            .renew(&mut Vec::new(), |_| async {
+                Ok(Landed::fetched(token(960.0)))
+            })
             .await
             .unwrap();
         cache.invalidate(&first, &mut Vec::new(), far()).await;
         assert!(Arc::ptr_eq(&cache.current().unwrap(), &second));
         cache.invalidate(&second, &mut Vec::new(), far()).await;
         assert!(cache.current().is_none());
+    }
+
+    /// A provider that answers `secrets` in turn (the last one from then on), counting asks.
+    struct Secrets {
+        answers: Mutex<Vec<&'static str>>,
+        asks: AtomicUsize,
+    }
+
+    impl Secrets {
+        fn new(answers: &[&'static str]) -> Arc<Secrets> {
+            let mut answers = answers.to_vec();
+            answers.reverse();
+            Arc::new(Secrets {
+                answers: Mutex::new(answers),
+                asks: AtomicUsize::new(0),
+            })
+        }
+    }
+
+    impl AskCredentials for Secrets {
+        fn ask(&self) -> std::pin::Pin<Box<dyn Future<Output = Result<Credentials>> + Send + '_>> {
+            self.asks.fetch_add(1, Ordering::SeqCst);
+            let mut answers = self.answers.lock().unwrap();
+            let secret = if answers.len() > 1 {
+                answers.pop().unwrap()
+            } else {
+                answers[0]
+            };
+            Box::pin(async move {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+                Ok(Credentials::App {
+                    app_name: "app".into(),
+                    app_secret: secret.into(),
+                })
+            })
+        }
+    }
+
+    /// A token endpoint that knows one secret, counting requests.
+    struct Endpoint {
+        secret: &'static str,
+        requests: Arc<AtomicUsize>,
+    }
+
+    impl Requester for Endpoint {
+        async fn obtain(&mut self, basis: Arc<Basis>) -> Result<Landed> {
+            self.requests.fetch_add(1, Ordering::SeqCst);
+            match &basis.credentials {
+                Credentials::App { app_secret, .. } if app_secret == self.secret => {
+                    Ok(Landed::fetched(token(960.0)))
+                }
+                _ => Err(Error::Http(Box::new(crate::error::HttpFailure {
+                    status: 401,
+                    method: "POST".into(),
+                    url: "http://h/oauth/token".into(),
+                    headers: Vec::new(),
+                    body: String::new(),
+                    authentication: true,
+                    request_id: None,
+                    outcome_unknown: false,
+                }))),
+            }
+        }
+    }
+
+    fn provided() -> Source {
+        Source::new(CredentialSource::Provider { name: "p".into() }).unwrap()
+    }
+
+    /// One flight against an endpoint that knows `secret`: (outcome, asks, token requests).
+    async fn flight(answers: &[&'static str], secret: &'static str) -> (bool, usize, usize) {
+        let (source, secrets) = (provided(), Secrets::new(answers));
+        let requests = Arc::new(AtomicUsize::new(0));
+        let mut endpoint = Endpoint {
+            secret,
+            requests: requests.clone(),
+        };
+        let outcome = lead(&source, Some(&*secrets), &mut endpoint).await;
+        if let Err(e) = &outcome {
+            assert!(e.is_refusal(), "{e:?}");
+        }
+        let asks = secrets.asks.load(Ordering::SeqCst);
+        (outcome.is_ok(), asks, requests.load(Ordering::SeqCst))
+    }
+
+    #[tokio::test]
+    async fn a_refused_provider_is_asked_once_more_and_tried_with_new_credentials() {
+        // Rotated just after it was read: the second answer is the new secret.
+        assert_eq!(flight(&["old", "new"], "new").await, (true, 2, 2));
+        // Still the old one: no second request.
+        assert_eq!(flight(&["old", "old"], "new").await, (false, 2, 1));
+        // New credentials refused too: two requests at most.
+        assert_eq!(flight(&["old", "other"], "new").await, (false, 2, 2));
+        // Accepted at once: one ask, one request.
+        assert_eq!(flight(&["new"], "new").await, (true, 1, 1));
+    }
+
+    #[tokio::test]
+    async fn fixed_credentials_refused_are_not_tried_again() {
+        let source = Source::new(CredentialSource::Fixed(Credentials::App {
+            app_name: "app".into(),
+            app_secret: "old".into(),
+        }))
+        .unwrap();
+        let requests = Arc::new(AtomicUsize::new(0));
+        let mut endpoint = Endpoint {
+            secret: "new",
+            requests: requests.clone(),
+        };
+        assert!(lead(&source, None, &mut endpoint).await.is_err());
+        assert_eq!(requests.load(Ordering::SeqCst), 1);
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn the_provider_is_asked_once_per_flight_by_its_leader() {
+        let cache = Arc::new(TokenCache::default());
+        let source = Arc::new(provided());
+        let secrets = Secrets::new(&["s"]);
+        let requests = Arc::new(AtomicUsize::new(0));
+        let mut tasks = Vec::new();
+        for _ in 0..32 {
+            let (cache, source) = (cache.clone(), source.clone());
+            let (secrets, requests) = (secrets.clone(), requests.clone());
+            tasks.push(tokio::spawn(async move {
+                cache
+                    .get(30.0, &mut Vec::new(), |_| async {
+                        let mut endpoint = Endpoint {
+                            secret: "s",
+                            requests,
+                        };
+                        lead(&source, Some(&*secrets), &mut endpoint).await
+                    })
+                    .await
+            }));
+        }
+        for task in tasks {
+            assert!(task.await.unwrap().is_ok());
+        }
+        assert_eq!(secrets.asks.load(Ordering::SeqCst), 1);
+        assert_eq!(requests.load(Ordering::SeqCst), 1);
     }
 }
