@@ -375,6 +375,18 @@ class _ClientBase(Generic[_Src]):
 
         >>> client.credentials
         AppCredentials(app_name='sandbox-app', app_secret='***')
+
+        A provider (a callable with no arguments returning the credentials; on
+        ``AsyncClient`` an ``async def`` too) is called before each token request, once per
+        token flight, on the caller's thread or event loop: a secret that changes, read from
+        a file or a secret manager, is picked up without a restart.
+
+        >>> def read_secret():
+        ...     return server.credentials  # e.g. read a mounted secret file
+        >>> with rp.Client(server.base_url, credentials=read_secret,
+        ...                profile=server.profile) as rotating:
+        ...     rotating.root().status, rotating
+        (200, <Client http://127.0.0.1:... credentials provider read_secret>)
         """
         return self._credentials
 
