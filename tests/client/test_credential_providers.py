@@ -375,3 +375,21 @@ def test_a_client_with_a_provider_never_travels(server: FakeServer, kind: str) -
     for travel in (pickle.dumps, copy.deepcopy):
         with pytest.raises(TypeError):
             travel(client)
+
+
+def test_ctrl_c_in_a_provider_is_raised_as_it_is_and_the_client_goes_on(
+    server: FakeServer,
+) -> None:
+    answers: list[Any] = [KeyboardInterrupt, rp.AppCredentials(APP, OLD)]
+
+    def interrupted() -> rp.AppCredentials:
+        answer = answers.pop(0)
+        if answer is KeyboardInterrupt:
+            raise KeyboardInterrupt
+        return answer  # type: ignore[no-any-return]
+
+    with server.client(credentials=interrupted) as client:
+        with pytest.raises(KeyboardInterrupt):
+            client.get("/thing")
+        assert server.requests == []
+        assert client.get("/thing")["ok"] is True

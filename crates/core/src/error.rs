@@ -82,10 +82,12 @@ pub enum Error {
     },
     /// A credentials provider raised, or returned something unusable (Python
     /// `ConfigurationError`). `cause`: what it raised, set by the binding as the exception's
-    /// `__cause__`; the message names its type only (its text may hold a secret).
+    /// `__cause__`; the message names its type only (its text may hold a secret). `interrupt`:
+    /// the cause is no error but an interruption (Ctrl-C, a task cancelled), raised as it is.
     Provider {
         message: String,
         cause: Option<Cause>,
+        interrupt: bool,
     },
 }
 

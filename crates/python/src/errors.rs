@@ -91,8 +91,16 @@ fn convert(py: Python<'_>, error: Error) -> PyResult<PyErr> {
     let mut cause = None;
     let class = match error {
         Error::Configuration(_) => &classes.configuration,
-        Error::Provider { cause: given, .. } => {
+        Error::Provider {
+            cause: given,
+            interrupt,
+            ..
+        } => {
             cause = given.and_then(|c| c.0.downcast_ref::<Py<PyAny>>().map(|o| o.clone_ref(py)));
+            if let (true, Some(cause)) = (interrupt, &cause) {
+                // Ctrl-C or a cancellation in the provider: raised as it came, not wrapped.
+                return Ok(PyErr::from_value(cause.bind(py).clone()));
+            }
             &classes.configuration
         }
         Error::Refused {

@@ -13,6 +13,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use pyo3::exceptions::PyException;
 use pyo3::intern;
 use pyo3::prelude::*;
 use tokio::sync::oneshot;
@@ -37,6 +38,8 @@ impl Provider {
             .qualname()
             .map(|n| n.to_string())
             .unwrap_or_else(|_| "an exception".into());
+        // KeyboardInterrupt, SystemExit, CancelledError: not the provider's failure.
+        let interrupt = !error.is_instance_of::<PyException>(py);
         Error::Provider {
             message: format!(
                 "the credentials provider {} raised {kind} (its message is not shown: it may \
@@ -44,6 +47,7 @@ impl Provider {
                 self.name
             ),
             cause: Some(Cause(Arc::new(error.into_value(py).into_any()))),
+            interrupt,
         }
     }
 
@@ -51,6 +55,7 @@ impl Provider {
         Error::Provider {
             message: format!("the credentials provider {} {why}", self.name),
             cause: None,
+            interrupt: false,
         }
     }
 
@@ -137,6 +142,7 @@ impl AskCredentials for OnTheLoop {
                          of the call is closed"
                     ),
                     cause: None,
+                    interrupt: false,
                 })
             })
         })
