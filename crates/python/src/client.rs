@@ -7,11 +7,11 @@ use std::future::Future;
 use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 use std::time::Duration;
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use rp_core::auth::{AskCredentials, CredentialSource, Credentials};
+use rp_core::auth::{AskCredentials, CredentialSource};
 use rp_core::client::{Client, ClientConfig};
 use rp_core::runtime::block_on_here;
 use rp_core::tls::Verify;
@@ -19,30 +19,10 @@ use rp_core::transport::Driver;
 
 use super::call::{self, Call, CallOptions};
 use super::observed::{Observed, Slot};
-use super::provider::{OnTheLoop, OnThisThread, Provider};
+use super::provider::{credentials_from, OnTheLoop, OnThisThread, Provider};
 use super::reply::{observe, parse_response, response_tuple, Observers};
 use super::token::PyToken;
 use super::{aio, client_async};
-
-pub(crate) fn credentials_from(obj: &Bound<'_, PyAny>) -> PyResult<Credentials> {
-    let text = |name: &str| -> PyResult<String> { obj.getattr(name)?.extract() };
-    if obj.hasattr("app_secret")? {
-        Ok(Credentials::App {
-            app_name: text("app_name")?,
-            app_secret: text("app_secret")?,
-        })
-    } else if obj.hasattr("password")? {
-        Ok(Credentials::Admin {
-            creditor: text("creditor")?,
-            login: text("login")?,
-            password: text("password")?,
-        })
-    } else {
-        Err(PyValueError::new_err(
-            "credentials must be AppCredentials or AdminCredentials",
-        ))
-    }
-}
 
 fn verify_from(obj: &Bound<'_, PyAny>) -> PyResult<Verify> {
     if let Ok(flag) = obj.extract::<bool>() {

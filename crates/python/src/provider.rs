@@ -6,6 +6,8 @@
 //! the call on the caller's event loop and waits for its answer (an `async def` provider is
 //! awaited there as a task).
 //!
+//! Credentials objects are read into core credentials here too (`credentials_from`).
+//!
 //! What a provider raised or returned is never quoted (docs/guarantees.md): a failure names
 //! the provider and the exception's type, and keeps the exception as `__cause__`.
 
@@ -13,7 +15,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyValueError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use tokio::sync::oneshot;
@@ -22,7 +24,27 @@ use rp_core::auth::{AskCredentials, Credentials};
 use rp_core::error::{Cause, Error, Result};
 
 use super::aio;
-use super::client::credentials_from;
+
+/// `AppCredentials` or `AdminCredentials` (read by attribute) as core credentials.
+pub(crate) fn credentials_from(obj: &Bound<'_, PyAny>) -> PyResult<Credentials> {
+    let text = |name: &str| -> PyResult<String> { obj.getattr(name)?.extract() };
+    if obj.hasattr("app_secret")? {
+        Ok(Credentials::App {
+            app_name: text("app_name")?,
+            app_secret: text("app_secret")?,
+        })
+    } else if obj.hasattr("password")? {
+        Ok(Credentials::Admin {
+            creditor: text("creditor")?,
+            login: text("login")?,
+            password: text("password")?,
+        })
+    } else {
+        Err(PyValueError::new_err(
+            "credentials must be AppCredentials or AdminCredentials",
+        ))
+    }
+}
 
 /// A client's provider and the name its messages use (its qualified name, never its repr).
 #[derive(Clone)]
