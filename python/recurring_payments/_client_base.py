@@ -169,7 +169,7 @@ class _Same:
         self.value = value
         try:
             self._hash = hash((type(value), value))
-        except TypeError:
+        except Exception:  # unhashable (or a __hash__ that fails): compared in one bucket
             self._hash = hash(type(value))
 
     def __hash__(self) -> int:

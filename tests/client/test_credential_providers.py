@@ -393,3 +393,30 @@ def test_ctrl_c_in_a_provider_is_raised_as_it_is_and_the_client_goes_on(
             client.get("/thing")
         assert server.requests == []
         assert client.get("/thing")["ok"] is True
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_secret_file_rewritten_in_place_is_read_at_the_next_token_request(
+    server: FakeServer, kind: str, tmp_path: Any
+) -> None:
+    class SecretFile:
+        """Reads the mounted secret on each call, as a Kubernetes secret volume is read."""
+
+        def __init__(self, path: Any) -> None:
+            self.path = path
+
+        def __call__(self) -> rp.AppCredentials:
+            return rp.AppCredentials(APP, self.path.read_text().removesuffix("\n"))
+
+    secret = tmp_path / "app_secret"
+    secret.write_text(OLD + "\n")
+    client = make(server, kind, SecretFile(secret))
+    run(kind, client, get_thing)
+    # Regenerated: the file is replaced (write and rename), the old secret stops working.
+    server.add_app(APP, NEW)
+    (tmp_path / "next").write_text(NEW + "\n")
+    (tmp_path / "next").replace(secret)
+    server.expire_tokens()
+    outcomes = run(kind, client, get_thing, crowd=4)
+    assert all(not isinstance(o, Exception) for o in outcomes), outcomes
+    assert token_statuses(server) == [200, 200]
