@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from . import _core
 from ._async_resource import AsyncLink, AsyncResource, _send
-from ._client_base import _PROBES, _ClientBase, named_publicly
+from ._client_base import _PROBES, AsyncCredentialsSource, _ClientBase, named_publicly
 from ._notifications import read_notification
 from ._relations import NO_HEADERS
 from ._resource import Resource
@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 @named_publicly
-class AsyncClient(_ClientBase):
+class AsyncClient(_ClientBase[AsyncCredentialsSource]):
     """An asyncio client of the API: the constructor and :meth:`from_env` of :class:`Client`;
     requests are coroutines. One client may serve every task (and loop) of a process.
 

@@ -8,7 +8,7 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from . import _core
-from ._client_base import _PROBES, _ClientBase, named_publicly
+from ._client_base import _PROBES, CredentialsSource, _ClientBase, named_publicly
 from ._green import _blocking
 from ._notifications import read_notification
 from ._relations import NO_HEADERS
@@ -22,7 +22,7 @@ if TYPE_CHECKING:  # the async face loads on first use (asyncio is a third of th
 
 
 @named_publicly
-class Client(_ClientBase):
+class Client(_ClientBase[CredentialsSource]):
     """A client of the API, safe to share between threads (one per process is the norm).
 
     >>> client = rp.Client(server.base_url, credentials=server.credentials,

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any, TypeVar
+import threading
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from . import _core, _settings
 from ._credentials import AdminCredentials, AppCredentials
-from ._secret_files import SecretFileCredentials
+from ._secret_files import CredentialsClass, SecretFileCredentials, credentials_of
 from ._session import Session, telemetry_for_clients
 from .errors import ConfigurationError, Error
 
@@ -24,8 +26,18 @@ if TYPE_CHECKING:
 
 
 Credentials = AppCredentials | AdminCredentials
+# What `credentials=` takes: the credentials, or a provider called before each token request
+# (docs/guides/configuration.md); an `AsyncClient`'s provider may also be a coroutine function.
+CredentialsSource = Credentials | Callable[[], Credentials]
+AsyncCredentialsSource = (
+    Credentials | Callable[[], Credentials] | Callable[[], Awaitable[Credentials]]
+)
+_Src = TypeVar("_Src")
 _DEFAULT_SIZE = 32 * 2**20
-_C = TypeVar("_C", bound="_ClientBase")
+_C = TypeVar("_C", bound="_ClientBase[Any]")
+# Distinct credentials whose clients (token, entry point) an original keeps for
+# `with_options(credentials=…)`, least recently used dropped first.
+_IDENTITIES_KEPT = 1024
 _R = TypeVar("_R", bound="_ResourceBase[Any]")
 # Names that tools look up on any object, and may call: IPython's help (`client?`) calls
 # `obj.getdoc()`, older IPython completers `obj.trait_names()`, pytest's doctest probes for
@@ -131,6 +143,8 @@ def _env_credentials(prefix: str, missing: list[str]) -> Credentials | SecretFil
     ``APP_SECRET_FILE``/``PASSWORD_FILE`` names (read now, and again at every token request)."""
     # os.environ is read inline, never bound to a local: a frame holding the mapping or a
     # value would show the secret to whatever captures locals.
+    names: tuple[str, ...]
+    kind: CredentialsClass
     if any(os.environ.get(prefix + n) for n in ("APP_NAME", "APP_SECRET", "APP_SECRET_FILE")):
         names, secret, kind = ("APP_NAME",), "APP_SECRET", AppCredentials
     elif any(os.environ.get(prefix + n) for n in ("CREDITOR", "LOGIN", "PASSWORD_FILE")):
@@ -151,7 +165,7 @@ def _env_credentials(prefix: str, missing: list[str]) -> Credentials | SecretFil
         return None
     fields = tuple(os.environ[prefix + name] for name in names)
     if not in_file:
-        return kind(*fields, os.environ[prefix + secret])
+        return credentials_of(kind, fields, os.environ[prefix + secret])
     provider = SecretFileCredentials(
         kind, fields, prefix + secret + "_FILE", os.environ[prefix + secret + "_FILE"]
     )
@@ -159,10 +173,92 @@ def _env_credentials(prefix: str, missing: list[str]) -> Credentials | SecretFil
     return provider
 
 
-class _ClientBase:
+def _provider_name(provider: object) -> str:
+    """What messages and ``repr()`` call a credentials provider: its qualified name (a
+    function's, a bound method's, or its class's), never its ``repr()`` nor its output."""
+    name = getattr(provider, "__qualname__", None)
+    return name if isinstance(name, str) else type(provider).__qualname__
+
+
+def _source(credentials: Any) -> str | None:
+    """Check ``credentials=``: the provider's name if it is a provider, else ``None`` once
+    the credentials passed the constructor's checks."""
+    if isinstance(credentials, (AppCredentials, AdminCredentials)):
+        _settings.check_credentials(credentials)
+        return None
+    if callable(credentials):
+        return _provider_name(credentials)
+    raise ConfigurationError(
+        "credentials must be AppCredentials, AdminCredentials or a provider (a callable "
+        f"with no arguments that returns them), not {type(credentials).__name__}"
+    )
+
+
+class _Same:
+    """``credentials=`` as a key of the identities a client keeps: equal when of the same
+    class and equal (``==``: the same fields; for providers, the same function or bound
+    methods of the same object). Unhashable providers still compare, in one bucket."""
+
+    __slots__ = ("_hash", "value")
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+        try:
+            self._hash = hash((type(value), value))
+        except Exception:  # unhashable (or a __hash__ that fails): compared in one bucket
+            self._hash = hash(type(value))
+
+    def __hash__(self) -> int:
+        return self._hash
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, _Same) or type(other.value) is not type(self.value):
+            return False
+        try:
+            return bool(self.value == other.value)
+        except Exception:
+            return False
+
+
+class _Identities:
+    """The clients an original made for ``with_options(credentials=…)``, one per distinct
+    credentials (each with its own native client: token, token flight, entry point), the last
+    1,024 used kept. Derived clients with equal credentials share one."""
+
+    def __init__(self) -> None:
+        self._clients: OrderedDict[_Same, Any] = OrderedDict()
+        self._lock = threading.Lock()
+        self._lock_made = (os.getpid(), threading.Lock)
+
+    def get(self, key: _Same, make: Callable[[], _C]) -> _C:
+        with self._guard():
+            found: _C | None = self._clients.get(key)
+            if found is not None:
+                self._clients.move_to_end(key)
+                return found
+            made = make()
+            self._clients[key] = made
+            if len(self._clients) > _IDENTITIES_KEPT:
+                self._clients.popitem(last=False)
+            return made
+
+    def clear(self) -> None:
+        with self._guard():
+            self._clients.clear()
+
+    def _guard(self) -> threading.Lock:
+        # As the entry point's lock: a lock held across fork, or made before gevent patched
+        # threading, is replaced.
+        made = (os.getpid(), threading.Lock)
+        if self._lock_made != made:
+            self._lock, self._lock_made = threading.Lock(), made
+        return self._lock
+
+
+class _ClientBase(Generic[_Src]):
     """What :class:`Client` and ``AsyncClient`` share: configuration, the :class:`Session`
     (native client, relation indexes) and the token. Subclasses send the requests (blocking,
-    or as coroutines) and cache the entry point."""
+    or as coroutines) and cache the entry point. ``_Src`` is what ``credentials=`` takes."""
 
     _session: Session  # set last, once every check passed
     # A derived client's view of the original's entry point: (the original's, its own).
@@ -172,7 +268,7 @@ class _ClientBase:
         self,
         base_url: str,
         *,
-        credentials: Credentials,
+        credentials: _Src,
         profile: str,
         rel_namespace: str | None = None,
         timeout: float = 30.0,
@@ -216,12 +312,13 @@ class _ClientBase:
                 proxy=proxy,
                 trust_env=trust_env,
             )
-            _settings.check_credentials(credentials)
+            provider_name = _source(credentials)
             native = _core.NativeClient(
                 settings,
                 credentials=credentials,
                 user_agent=_user_agent(settings.user_agent),
                 logger=_LOGGER,
+                provider_name=provider_name,
             )
         except Error as err:
             failed = err.with_traceback(None)
@@ -254,7 +351,11 @@ class _ClientBase:
             settings.retries,
         )
         # The client a derived one comes from (`with_options`), whose entry point it shares.
-        self._origin: _ClientBase | None = None
+        self._origin: _ClientBase[_Src] | None = None
+        # The original every client derived from it shares, and the identities it keeps for
+        # `with_options(credentials=…)`.
+        self._first: _ClientBase[_Src] = self
+        self._identities = _Identities()
         self._init_root_cache()
         telemetry_module = telemetry_for_clients() if settings.telemetry else None
         self._session = Session(native, settings.base_url, settings.rel_namespace, telemetry_module)
@@ -310,11 +411,23 @@ class _ClientBase:
         return self._profile
 
     @property
-    def credentials(self) -> Credentials:
-        """The credentials given (their secret masked in ``repr()``).
+    def credentials(self) -> _Src:
+        """The credentials given (their secret masked in ``repr()``), or the provider.
 
         >>> client.credentials
         AppCredentials(app_name='sandbox-app', app_secret='***')
+
+        A provider (a callable with no arguments returning the credentials; on
+        ``AsyncClient`` an ``async def`` too) is called before each token request, once per
+        token flight, on the caller's thread or event loop: a secret that changes, read from
+        a file or a secret manager, is picked up without a restart.
+
+        >>> def read_secret():
+        ...     return server.credentials  # e.g. read a mounted secret file
+        >>> with rp.Client(server.base_url, credentials=read_secret,
+        ...                profile=server.profile) as rotating:
+        ...     rotating.root().status, rotating
+        (200, <Client http://127.0.0.1:... credentials provider read_secret>)
         """
         return self._credentials
 
@@ -336,7 +449,13 @@ class _ClientBase:
             return f"<{type(self).__name__} (not set up)>"
         session = getattr(self, "_session", None)
         closed = session is None or session.native is None
-        state = "closed" if closed else repr(getattr(self, "_credentials", None))
+        credentials = getattr(self, "_credentials", None)
+        if closed:
+            state = "closed"
+        elif isinstance(credentials, (AppCredentials, AdminCredentials)):
+            state = repr(credentials)
+        else:  # a provider: named, never called nor shown (its repr could hold anything)
+            state = f"credentials provider {_provider_name(credentials)}"
         return f"<{type(self).__name__} {base_url} {state}>"
 
     def __reduce_ex__(self, protocol: object) -> Any:
@@ -356,6 +475,7 @@ class _ClientBase:
     def with_options(
         self,
         *,
+        credentials: _Src | None = None,
         timeout: float | None = None,
         connect_timeout: float | None = None,
         total_timeout: float | None = None,
@@ -375,10 +495,27 @@ class _ClientBase:
         >>> quick = client.with_options(total_timeout=5, retries=0)
         >>> quick.get_creditors(reference="democreditor")["name"]
         'Demo Creditor SAS'
+
+        ``credentials`` (credentials, or a provider) makes a client acting as that app or
+        dashboard user: the same connections and settings, with its own token, token flight
+        and entry point. Clients derived from one original with equal credentials share them
+        (the original keeps those of the last 1,024 distinct credentials), so a view that
+        derives a client per request asks for one token per tenant, not one per request.
+
+        >>> server.add_admin("democreditor", "admin", "pw")
+        >>> dashboard_user = rp.AdminCredentials("democreditor", "admin", "pw")
+        >>> admin = client.with_options(credentials=dashboard_user)
+        >>> admin.authenticate().scope, client.authenticate().scope
+        ('api_admin', 'api')
+        >>> client.with_options(credentials=dashboard_user).token == admin.token
+        True
         """
         self._live()  # a closed client derives nothing
         failed: Error | None = None
+        base: _ClientBase[_Src] = self
         try:
+            if credentials is not None:
+                base = self._first._identity(credentials)
             settings = self._derived_settings(timeout, connect_timeout, total_timeout, retries)
             extra = self._extra_headers
             if headers is not None:
@@ -394,17 +531,47 @@ class _ClientBase:
         except Error as err:
             failed = err.with_traceback(None)
         if failed is not None:
-            headers, extra = None, []  # a header value may be an API key: not in a frame's locals
+            # A header value may be an API key, credentials hold a secret: not in a frame's
+            # locals.
+            headers, extra, credentials = None, [], None
             raise failed from None
         derived = object.__new__(type(self))
         derived.__dict__.update(self.__dict__)
-        derived._origin = self._origin or self
+        if base is self:
+            derived._origin = self._origin or self
+            session = self._session
+        else:  # another identity: its entry point, native client and token
+            derived._origin = base
+            derived._credentials = base._credentials
+            session = base._session
         derived._init_root_cache()
         derived._call_settings = settings
         derived._total_timeout = settings[2]
         derived._extra_headers = extra
-        derived._session = self._session.derived(options)
+        derived._session = session.derived(options)
         return derived
+
+    def _identity(self, credentials: object) -> Self:
+        """The original's client acting with ``credentials`` (itself for credentials equal to
+        its own), made on first use and kept as `_Identities` says. Checked first."""
+        key = _Same(credentials)
+        if key == _Same(self._credentials):
+            return self
+        provider_name = _source(credentials)
+        return self._identities.get(key, lambda: self._made_identity(credentials, provider_name))
+
+    def _made_identity(self, credentials: Any, provider_name: str | None) -> Self:
+        native = self._live().with_credentials(credentials, provider_name=provider_name)
+        made = object.__new__(type(self))
+        made.__dict__.update(self.__dict__)
+        made._credentials = credentials
+        made._origin = None
+        made._init_root_cache()
+        # Not the owner: the original's close closes it (with every identity of its family).
+        session = self._session.derived(None)
+        session.native = native
+        made._session = session
+        return made
 
     def _derived_settings(
         self, timeout: object, connect_timeout: object, total_timeout: object, retries: object
@@ -444,6 +611,8 @@ class _ClientBase:
         # Resources keep the session (to resolve their URLs); only the native client goes.
         self._session.close()
         self._init_root_cache()
+        if self._first is self:
+            self._identities.clear()
 
 
 def named_publicly(cls: type[_C]) -> type[_C]:

@@ -195,13 +195,20 @@ class NativeClient:
         credentials: Any,
         user_agent: str,
         logger: Any,
+        provider_name: str | None = None,
     ) -> NativeClient:
-        """``settings``: the checked ``_settings.Settings``, read attribute by attribute."""
+        """``settings``: the checked ``_settings.Settings``, read attribute by attribute;
+        ``credentials``: the credentials, or a provider when ``provider_name`` names it."""
+    def with_credentials(
+        self, credentials: Any, *, provider_name: str | None = None
+    ) -> NativeClient:
+        """A client acting with other credentials (or provider): the same settings,
+        connections and token store, its own token and token flight. No I/O."""
     @property
     def token(self) -> Token | None: ...
     def close(self) -> None:
-        """Let the core go (calls in flight finish with their own reference): idle connections
-        close once no other client uses the same pool. Later calls raise RuntimeError."""
+        """Let the core and its hold on the connection pools go; later calls raise
+        RuntimeError. The original's close closes every client made by ``with_credentials``."""
     def authenticate(
         self,
         *,

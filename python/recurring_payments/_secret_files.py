@@ -9,6 +9,7 @@ variable and the path, never the content, and no frame of theirs keeps the conte
 from __future__ import annotations
 
 import time
+from typing import NoReturn
 
 from ._credentials import AdminCredentials, AppCredentials
 from .errors import ConfigurationError
@@ -17,6 +18,13 @@ from .errors import ConfigurationError
 # truncates the file and then writes it leaves it empty for a moment.
 _EMPTY_RETRIES = 5
 _EMPTY_PAUSE = 0.01
+
+
+class SecretFileError(ConfigurationError):
+    """A secret file that cannot serve. Its message names the variable and the path, never
+    the content, so a client that called the provider shows it (``_message_is_safe``)."""
+
+    _message_is_safe = True
 
 
 def read_secret(variable: str, path: str) -> str:
@@ -30,7 +38,7 @@ def read_secret(variable: str, path: str) -> str:
         if problem != "is empty" or attempt == _EMPTY_RETRIES:
             break
         time.sleep(_EMPTY_PAUSE)
-    raise ConfigurationError(f"{variable}: the file {path!r} {problem}")
+    raise SecretFileError(f"{variable}: the file {path!r} {problem}")
 
 
 def _read(path: str) -> tuple[str, str | None]:
@@ -62,6 +70,18 @@ def _strip_newline(text: str) -> str:
     return text
 
 
+CredentialsClass = type[AppCredentials] | type[AdminCredentials]
+
+
+def credentials_of(
+    kind: CredentialsClass, fields: tuple[str, ...], secret: str
+) -> AppCredentials | AdminCredentials:
+    """``kind`` made of its fields before the secret (app name; creditor, login) and ``secret``."""
+    if kind is AppCredentials:
+        return AppCredentials(fields[0], secret)
+    return AdminCredentials(fields[0], fields[1], secret)
+
+
 class SecretFileCredentials:
     """A credentials provider whose secret is the content of a file, read at every call.
 
@@ -74,7 +94,7 @@ class SecretFileCredentials:
 
     def __init__(
         self,
-        kind: type[AppCredentials] | type[AdminCredentials],
+        kind: CredentialsClass,
         fields: tuple[str, ...],
         variable: str,
         path: str,
@@ -85,7 +105,7 @@ class SecretFileCredentials:
         self._path = path
 
     def __call__(self) -> AppCredentials | AdminCredentials:
-        return self._kind(*self._fields, read_secret(self._variable, self._path))
+        return credentials_of(self._kind, self._fields, read_secret(self._variable, self._path))
 
     def _key(self) -> tuple[object, ...]:
         return (self._kind, self._fields, self._path)
@@ -100,9 +120,9 @@ class SecretFileCredentials:
 
     def __repr__(self) -> str:
         names = ("app_name",) if self._kind is AppCredentials else ("creditor", "login")
-        shown = ", ".join(f"{n}={v!r}" for n, v in zip(names, self._fields))
+        shown = ", ".join(f"{n}={v!r}" for n, v in zip(names, self._fields, strict=True))
         return f"{self._kind.__name__}({shown}) with the secret from {self._path!r}"
 
-    def __reduce__(self) -> object:
+    def __reduce__(self) -> NoReturn:
         # Like a client, a provider does not travel: it would carry a path into another host.
         raise TypeError("secret-file credentials cannot be pickled")

@@ -107,7 +107,7 @@ class Session:
         # Whether closing this session closes the native client (not a derived client's).
         self.owner = True
 
-    def derived(self, options: _core.CallOptions) -> Session:
+    def derived(self, options: _core.CallOptions | None) -> Session:
         """A session of a client derived by ``with_options``: the same native client (its
         connections, token, token store), relation indexes and telemetry, with ``options``
         for every call. Closing it closes nothing the original uses."""

@@ -238,9 +238,7 @@ def test_a_file_that_breaks_later_fails_the_token_request_naming_it(
     assert server.requests == []  # nothing was sent
 
 
-def test_a_file_rewritten_while_it_is_read_fails_no_call(
-    server: FakeServer, app_env: Path
-) -> None:
+def test_a_file_rewritten_while_it_is_read_fails_no_call(server: FakeServer, app_env: Path) -> None:
     """Writers that truncate then write, and writers that rename, race the token requests of
     `authenticate()` (each one reads the file): no call fails."""
     server.add_app("file-app", OLD)

@@ -11,10 +11,16 @@ import recurring_payments as rp
 from recurring_payments.testing import FakeServer
 
 
+async def _provider_async() -> rp.AppCredentials:
+    return rp.AppCredentials("a", "b")
+
+
 def sync_misuse(client: rp.Client, res: rp.Resource, token: rp.Token) -> None:
     rp.Client("https://x", rp.AppCredentials("a", "b"), "p")  # type: ignore[call-arg]
     rp.Client("https://x", credentials=rp.AppCredentials("a", "b"))  # type: ignore[call-arg]
     rp.Client("https://x", credentials=("a", "b"), profile="p")  # type: ignore[arg-type]
+    client.with_options(credentials="app:secret")  # type: ignore[arg-type]
+    rp.Client("https://x", credentials=_provider_async, profile="p")  # type: ignore[arg-type]
     client.post("/orders")  # type: ignore[call-arg]
     client.patch("/orders/1")  # type: ignore[call-arg]
     client.get("/orders", "o-1")  # type: ignore[call-arg]

@@ -8,9 +8,17 @@ is true at run time too. `misuse.py` beside it holds the mistakes mypy must catc
 
 from __future__ import annotations
 
+import asyncio
 import pickle
 import sys
-from collections.abc import AsyncIterator, Coroutine, Iterator, KeysView, Mapping
+from collections.abc import (
+    AsyncIterator,
+    Callable,
+    Coroutine,
+    Iterator,
+    KeysView,
+    Mapping,
+)
 from typing import Any
 
 import pytest
@@ -45,10 +53,34 @@ def test_credentials_and_construction(rp_server: FakeServer) -> None:
         user_agent="shop/1.0",
     ) as client:
         assert_type(client, rp.Client)
-        assert_type(client.credentials, rp.AppCredentials | rp.AdminCredentials)
+        assert_type(
+            client.credentials,
+            rp.AppCredentials
+            | rp.AdminCredentials
+            | Callable[[], rp.AppCredentials | rp.AdminCredentials],
+        )
         assert_type(client.base_url, str)
         assert_type(client.profile, str)
         assert_type(client.token, rp.Token | None)
+
+
+def test_credentials_providers_and_identities(rp_server: FakeServer) -> None:
+    def read_secret() -> rp.AppCredentials:
+        return rp_server.credentials
+
+    async def read_secret_async() -> rp.AppCredentials:
+        return rp_server.credentials
+
+    base_url, profile = rp_server.base_url, rp_server.profile
+    with rp.Client(base_url, credentials=read_secret, profile=profile) as client:
+        tenant = client.with_options(credentials=rp.AppCredentials("other", "pw"), retries=0)
+        assert_type(tenant, rp.Client)
+        assert_type(client.with_options(credentials=read_secret), rp.Client)
+        assert client.authenticate().scope == "api"
+    for provider in (read_secret, read_secret_async):
+        aclient = rp.AsyncClient(base_url, credentials=provider, profile=profile)
+        assert_type(aclient.with_options(credentials=read_secret_async), rp.AsyncClient)
+        assert asyncio.run(aclient.authenticate()).scope == "api"
 
 
 def test_from_env_keeps_the_class(monkeypatch: pytest.MonkeyPatch, rp_server: FakeServer) -> None:

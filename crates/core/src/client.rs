@@ -13,7 +13,10 @@ use http::Method;
 use url::Url;
 
 use crate::attempt_loop::Deadline;
-use crate::auth::{Credentials, StoreEvent, StoreSpec, Token, TokenCache};
+use crate::auth::{
+    self, AskCredentials, Basis, CredentialSource, Landed, Lead, Requester, Source, StoreEvent,
+    StoreSpec, Token, TokenCache,
+};
 use crate::error::{Error, Result};
 use crate::media;
 use crate::proxy::ProxySetting;
@@ -30,7 +33,7 @@ use crate::wire::{Driver, Outgoing, Response};
 pub struct ClientConfig {
     pub base_url: String,
     pub profile: String,
-    pub credentials: Credentials,
+    pub credentials: CredentialSource,
     pub timeout: f64,
     pub connect_timeout: f64,
     pub retries: u32,
@@ -56,20 +59,26 @@ pub struct ClientConfig {
     pub trust_env: bool,
 }
 
+/// A client acting as one app or dashboard user: its credentials and token, over what it
+/// shares with every client derived from the same original (`with_credentials`).
 pub struct Client {
+    shared: Arc<Shared>,
+    source: Source,
+    /// Per process: a child after fork starts with an empty cache and unlocked locks (and
+    /// opens its own connection to the token store).
+    tokens: PerProcess<TokenCache>,
+}
+
+/// What every identity of one original client shares: its settings, connections and store.
+struct Shared {
     base: Url,
     token_url: Url,
     accept: HeaderValue,
-    basic: HeaderValue,
-    scope: &'static str,
     leeway: f64,
     allow_http: bool,
     total_timeout: Duration,
     extra_headers: HeaderMap,
     transport: Transport,
-    /// Per process: a child after fork starts with an empty cache and unlocked locks (and
-    /// opens its own connection to the token store).
-    tokens: PerProcess<TokenCache>,
     store: Option<StoreSpec>,
 }
 
@@ -77,7 +86,7 @@ impl Client {
     pub fn new(config: ClientConfig) -> Result<Client> {
         let base = template::parse_base(&config.base_url)?;
         check_scheme(&base, config.allow_http)?;
-        config.credentials.validate()?;
+        let source = Source::new(config.credentials)?;
         let timeout = seconds("timeout", config.timeout)?;
         let connect_timeout = seconds("connect_timeout", config.connect_timeout)?;
         let total_timeout = seconds("total_timeout", config.total_timeout)?;
@@ -97,15 +106,11 @@ impl Client {
             "application/hal+json; profile=\"{}\"",
             config.profile
         ))?;
-        let basic = header_value(&config.credentials.basic_authorization())
-            .map_err(|_| Error::Configuration("credentials contain invalid characters".into()))?;
         let token_url = token_endpoint(&base);
         let store = match &config.token_store {
             None => None,
             Some(url) => Some(StoreSpec::new(
                 url,
-                base.as_str(),
-                &config.credentials,
                 config.token_leeway,
                 connect_timeout,
                 timeout,
@@ -134,45 +139,62 @@ impl Client {
             request_id_headers,
             proxy,
         })?;
-        Ok(Client {
+        let shared = Shared {
             base,
             token_url,
             accept,
-            basic,
-            scope: config.credentials.scope(),
             leeway: config.token_leeway,
             allow_http: config.allow_http,
             total_timeout,
             extra_headers,
             transport,
-            tokens: PerProcess::new(),
             store,
+        };
+        Ok(Client {
+            shared: Arc::new(shared),
+            source,
+            tokens: PerProcess::new(),
         })
     }
 
+    /// A client acting with other credentials (`with_options(credentials=…)`): the same
+    /// settings, connections and token store, its own token and token flight.
+    pub fn with_credentials(&self, credentials: CredentialSource) -> Result<Client> {
+        Ok(Client {
+            shared: self.shared.clone(),
+            source: Source::new(credentials)?,
+            tokens: PerProcess::new(),
+        })
+    }
+
+    /// The scope of this client's tokens, once known (a provider's: after its first answer).
+    pub fn scope(&self) -> Option<&'static str> {
+        self.source.scope()
+    }
+
     pub fn base_url(&self) -> &Url {
-        &self.base
+        &self.shared.base
     }
 
     /// An absolute URL for `reference` (absolute, or relative to `base_url`).
     pub fn resolve(&self, reference: &str) -> Result<Url> {
-        template::resolve(&self.base, reference)
+        template::resolve(&self.shared.base, reference)
     }
 
     /// An absolute URL for an href the server sent: one that cannot be resolved broke the
     /// protocol (`Protocol`), where a reference the caller gave is a `Configuration` error.
     pub fn resolve_href(&self, href: &str) -> Result<Url> {
-        template::resolve_server_href(&self.base, href)
+        template::resolve_server_href(&self.shared.base, href)
     }
 
     /// Same scheme, host and port as `base_url`: only there do we send the bearer token.
     pub fn is_api_origin(&self, url: &Url) -> bool {
-        url.origin() == self.base.origin()
+        url.origin() == self.shared.base.origin()
     }
 
     fn cache(&self) -> Result<&TokenCache> {
         self.tokens.get_or_try_init(|| {
-            Ok(match &self.store {
+            Ok(match &self.shared.store {
                 Some(spec) => TokenCache::with_store(spec),
                 None => TokenCache::default(),
             })
@@ -186,24 +208,27 @@ impl Client {
     /// Fetch a token now (validates the credentials), within `total_timeout`. `headers`: this
     /// call's extra headers for the token request (the trace context,
     /// docs/guides/observability-otel.md); `store_log` receives the token store commands sent
-    /// (docs/guides/fleets.md), as `log` the HTTP attempts.
+    /// (docs/guides/fleets.md), as `log` the HTTP attempts. `ask`: how this call asks the
+    /// credentials provider, if the client has one.
+    #[allow(clippy::too_many_arguments)]
     pub async fn authenticate(
         &self,
         headers: &[(String, String)],
         options: &CallOptions,
         driver: Driver,
+        ask: Option<&dyn AskCredentials>,
         log: &mut Vec<Attempt>,
         store_log: &mut Vec<StoreEvent>,
     ) -> Result<Arc<Token>> {
-        let deadline = Deadline::after(options.total_timeout.unwrap_or(self.total_timeout));
+        let deadline = Deadline::after(options.total_timeout.unwrap_or(self.shared.total_timeout));
         let headers = extra_headers(headers)?;
         let cache = self.cache()?;
-        let renewal = cache.renew(store_log, deadline.at, || {
-            self.fetch_token(&headers, options, driver, log, deadline)
+        let renewal = cache.renew(store_log, |lead| {
+            self.lead_flight(lead, ask, &headers, options, driver, log, deadline)
         });
         let outcome = match tokio::time::timeout_at(deadline.backstop(), renewal).await {
             Ok(outcome) => outcome,
-            Err(_) => Err(deadline.exceeded("POST", self.token_url.as_str(), false)),
+            Err(_) => Err(deadline.exceeded("POST", self.shared.token_url.as_str(), false)),
         };
         records::settle(log, outcome.as_ref().err());
         outcome
@@ -211,28 +236,30 @@ impl Client {
 
     /// Check, expand and resolve `request` (see `Request::prepare`): nothing is sent.
     pub fn prepare(&self, request: Request) -> Result<Prepared> {
-        request.prepare(&self.base)
+        request.prepare(&self.shared.base)
     }
 
     /// One API call with the protocol's rules; `log` receives every attempt, `store_log` the
     /// token store commands (docs/guides/fleets.md). `driver` says where this future is polled (and
-    /// so which connection pool it uses).
+    /// so which connection pool it uses); `ask` how it asks the credentials provider, if there is
+    /// one.
     pub async fn send(
         &self,
         request: Prepared,
         driver: Driver,
+        ask: Option<&dyn AskCredentials>,
         log: &mut Vec<Attempt>,
         store_log: &mut Vec<StoreEvent>,
     ) -> Result<Response> {
         let total_timeout = request.options().total_timeout;
-        let deadline = Deadline::after(total_timeout.unwrap_or(self.total_timeout));
+        let deadline = Deadline::after(total_timeout.unwrap_or(self.shared.total_timeout));
         // Named from the start: a call cut while it waits for its token names its request.
         let mut trace = Trace::default();
         trace.aim(&request.method, &request.url);
         // Boxed where it is made: the hops' future (several KB) is then never moved by value,
         // neither into the backstop's timeout nor by the futures that await this call.
         let call =
-            Box::pin(self.follow_hops(request, driver, log, store_log, deadline, &mut trace));
+            Box::pin(self.follow_hops(request, driver, ask, log, store_log, deadline, &mut trace));
         let outcome = match tokio::time::timeout_at(deadline.backstop(), call).await {
             Ok(outcome) => outcome,
             // Cut mid-hop: a POST/PATCH being sent may have been written.
@@ -255,10 +282,12 @@ impl Client {
         }
     }
 
+    #[allow(clippy::too_many_arguments)]
     async fn follow_hops(
         &self,
         request: Prepared,
         driver: Driver,
+        ask: Option<&dyn AskCredentials>,
         log: &mut Vec<Attempt>,
         store_log: &mut Vec<StoreEvent>,
         deadline: Deadline,
@@ -268,21 +297,22 @@ impl Client {
         let options = request.options;
         let options = options.as_deref().unwrap_or(CallOptions::none());
         // A derived client's headers replace the client's (merged by name in `with_options`).
-        let extra_headers = options.headers.as_ref().unwrap_or(&self.extra_headers);
+        let shared = &*self.shared;
+        let extra_headers = options.headers.as_ref().unwrap_or(&shared.extra_headers);
         let mut hop = Hop {
             method: request.method,
             url: request.url,
             headers: request.headers,
             body: request.body,
         };
-        hop.headers.insert(ACCEPT, self.accept.clone());
+        hop.headers.insert(ACCEPT, shared.accept.clone());
         let mut redirects = 0;
         // Once a chain leaves the API's origin, no later hop carries our token, even one that
         // comes back: the other origin chose where it leads (requests and httpx do the same).
         let mut left_origin = false;
         let mut replayed = false;
         loop {
-            check_scheme(&hop.url, self.allow_http).map_err(|e| match e {
+            check_scheme(&hop.url, shared.allow_http).map_err(|e| match e {
                 // A hop the server chose: refused as the settings say, but its error must be
                 // able to say that an earlier hop processed a write (`Client::send`).
                 Error::Configuration(message) if redirects > 0 => Error::Refused {
@@ -301,8 +331,8 @@ impl Client {
             let token = if ours {
                 let token = self
                     .cache()?
-                    .get(self.leeway, store_log, deadline.at, || {
-                        self.fetch_token(&api_headers, options, driver, log, deadline)
+                    .get(shared.leeway, store_log, |lead| {
+                        self.lead_flight(lead, ask, &api_headers, options, driver, log, deadline)
                     })
                     .await
                     .map_err(|e| e.with_outcome_unknown(false))?;
@@ -318,7 +348,7 @@ impl Client {
                 body: hop.body.clone(),
             };
             trace.enter(&outgoing);
-            let response = self
+            let response = shared
                 .transport
                 .send(&outgoing, options, driver, log, deadline)
                 .await?;
@@ -404,8 +434,34 @@ impl Client {
         }))
     }
 
+    /// The leader's work in a token flight (`auth::lead`): the provider asked once, and the
+    /// token obtained from the store or the token endpoint.
+    #[allow(clippy::too_many_arguments)]
+    async fn lead_flight(
+        &self,
+        lead: Lead<'_>,
+        ask: Option<&dyn AskCredentials>,
+        call_headers: &HeaderMap,
+        options: &CallOptions,
+        driver: Driver,
+        log: &mut Vec<Attempt>,
+        deadline: Deadline,
+    ) -> Result<Landed> {
+        let mut requester = TokenRequester {
+            client: self,
+            lead,
+            call_headers,
+            options,
+            driver,
+            log,
+            deadline,
+        };
+        auth::lead(&self.source, ask, &mut requester).await
+    }
+
     async fn fetch_token(
         &self,
+        basis: &Basis,
         call_headers: &HeaderMap,
         options: &CallOptions,
         driver: Driver,
@@ -414,34 +470,62 @@ impl Client {
     ) -> Result<Token> {
         let mut headers = call_headers.clone();
         headers.insert(ACCEPT, HeaderValue::from_static("application/json"));
-        headers.insert(AUTHORIZATION, self.basic.clone());
+        headers.insert(AUTHORIZATION, basis.basic.clone());
         headers.insert(
             CONTENT_TYPE,
             HeaderValue::from_static("application/x-www-form-urlencoded"),
         );
-        let body = format!("grant_type=client_credentials&scope={}", self.scope);
+        let scope = basis.scope();
+        let body = format!("grant_type=client_credentials&scope={scope}");
+        let shared = &*self.shared;
         let outgoing = Outgoing {
             method: Method::POST,
-            url: self.token_url.clone(),
+            url: shared.token_url.clone(),
             headers,
             body: Some(Bytes::from(body)),
         };
         // The token request is not the caller's request: its outcome is never "unknown".
         let first = log.len();
-        let sent = (self.transport)
+        let sent = (shared.transport)
             .send(&outgoing, options, driver, log, deadline)
             .await;
         records::mark_token_requests(log.get_mut(first..).unwrap_or_default());
         let response = sent.map_err(|e| e.with_outcome_unknown(false))?;
         match response.status {
-            200..=299 => Token::from_response(&response.body, self.scope).map_err(|e| {
-                e.with_request("POST", self.token_url.as_str())
+            200..=299 => Token::from_response(&response.body, scope).map_err(|e| {
+                e.with_request("POST", shared.token_url.as_str())
                     .with_response(response.status, response.header_pairs())
                     .with_request_id(response.request_id.as_deref())
             }),
             400 | 401 => Err(response.into_failure("POST", true)),
             _ => Err(response.into_failure("POST", false)),
         }
+    }
+}
+
+/// The token requests of one flight, made by its leader (see `auth::lead`).
+struct TokenRequester<'a, 'c> {
+    client: &'c Client,
+    lead: Lead<'a>,
+    call_headers: &'c HeaderMap,
+    options: &'c CallOptions,
+    driver: Driver,
+    log: &'c mut Vec<Attempt>,
+    deadline: Deadline,
+}
+
+impl Requester for TokenRequester<'_, '_> {
+    async fn obtain(&mut self, basis: Arc<Basis>) -> Result<Landed> {
+        let client = self.client;
+        let (headers, options, driver, deadline) =
+            (self.call_headers, self.options, self.driver, self.deadline);
+        let log = &mut *self.log;
+        let base_url = client.shared.base.as_str();
+        self.lead
+            .obtain(&basis, base_url, deadline.at, || {
+                client.fetch_token(&basis, headers, options, driver, log, deadline)
+            })
+            .await
     }
 }
 

@@ -1,7 +1,9 @@
 //! The one error type of the core. `crates/python/src/errors.rs` is the single place that turns it into
 //! the Python exceptions of `recurring_payments.errors`.
 
+use std::any::Any;
 use std::fmt;
+use std::sync::Arc;
 
 /// What a non-2xx answer carried, kept whole so the Python exception can expose it.
 #[derive(Debug, Clone)]
@@ -80,6 +82,26 @@ pub enum Error {
         name: String,
         message: String,
     },
+    /// A credentials provider raised, or returned something unusable (Python
+    /// `ConfigurationError`). `cause`: what it raised, set by the binding as the exception's
+    /// `__cause__`; the message names its type only (its text may hold a secret). `interrupt`:
+    /// the cause is no error but an interruption (Ctrl-C, a task cancelled), raised as it is.
+    Provider {
+        message: String,
+        cause: Option<Cause>,
+        interrupt: bool,
+    },
+}
+
+/// The exception a credentials provider raised, opaque to the core (a Python object, kept for
+/// the binding), shared by every waiter of the flight it failed.
+#[derive(Clone)]
+pub struct Cause(pub Arc<dyn Any + Send + Sync>);
+
+impl fmt::Debug for Cause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Cause(..)")
+    }
 }
 
 impl Error {
@@ -90,6 +112,11 @@ impl Error {
             message: message.into(),
             response: None,
         }
+    }
+
+    /// An `AuthenticationError`: from a token request, the endpoint refused the credentials.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, Error::Http(failure) if failure.authentication)
     }
 
     /// Whether the server may have processed the caller's request (see `Transport`).
@@ -206,7 +233,8 @@ impl fmt::Display for Error {
             | Error::Internal(m)
             | Error::Template(m)
             | Error::UnknownVariable(m)
-            | Error::Refused { message: m, .. } => f.write_str(m),
+            | Error::Refused { message: m, .. }
+            | Error::Provider { message: m, .. } => f.write_str(m),
             Error::Transport {
                 method,
                 url,

@@ -61,7 +61,7 @@ pub fn error_kind(error: &Error) -> &'static str {
         Error::UnknownVariable(_) => "TypeError",
         Error::LinkNotFound { .. } => "LinkNotFoundError",
         Error::Internal(_) => "InternalError",
-        Error::Refused { .. } => "ConfigurationError",
+        Error::Refused { .. } | Error::Provider { .. } => "ConfigurationError",
         Error::Http(failure) if failure.authentication => "AuthenticationError",
         Error::Http(_) => "HTTPError",
     }

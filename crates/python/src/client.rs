@@ -4,14 +4,14 @@
 use crate::errors::{to_py, Fallible};
 use std::cell::Cell;
 use std::future::Future;
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, Weak};
 use std::time::Duration;
 
-use pyo3::exceptions::{PyRuntimeError, PyValueError};
+use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-use rp_core::auth::Credentials;
+use rp_core::auth::{AskCredentials, CredentialSource};
 use rp_core::client::{Client, ClientConfig};
 use rp_core::runtime::block_on_here;
 use rp_core::tls::Verify;
@@ -19,29 +19,10 @@ use rp_core::wire::Driver;
 
 use super::call::{self, Call, CallOptions};
 use super::observed::{Observed, Slot};
+use super::provider::{credentials_from, OnTheLoop, OnThisThread, Provider};
 use super::reply::{observe, parse_response, response_tuple, Observers};
 use super::token::PyToken;
 use super::{aio, client_async};
-
-fn credentials_from(obj: &Bound<'_, PyAny>) -> PyResult<Credentials> {
-    let text = |name: &str| -> PyResult<String> { obj.getattr(name)?.extract() };
-    if obj.hasattr("app_secret")? {
-        Ok(Credentials::App {
-            app_name: text("app_name")?,
-            app_secret: text("app_secret")?,
-        })
-    } else if obj.hasattr("password")? {
-        Ok(Credentials::Admin {
-            creditor: text("creditor")?,
-            login: text("login")?,
-            password: text("password")?,
-        })
-    } else {
-        Err(PyValueError::new_err(
-            "credentials must be AppCredentials or AdminCredentials",
-        ))
-    }
-}
 
 fn verify_from(obj: &Bound<'_, PyAny>) -> PyResult<Verify> {
     if let Ok(flag) = obj.extract::<bool>() {
@@ -72,32 +53,69 @@ pub(crate) struct NativeSettings<'py> {
     trust_env: bool,
 }
 
-/// The native client; one per `recurring_payments.Client`.
+/// The native client; one per `recurring_payments.Client`, and one per identity derived from
+/// it (`with_credentials`).
 #[pyclass(module = "recurring_payments._core", frozen)]
 pub struct NativeClient {
     /// `None` once closed: the core goes then, and with it the client's hold on its connection
     /// pools, however long this object lives on (a kept error's frames name it; an async
     /// call's frames are in a cycle with its future, which only the GC breaks).
-    core: RwLock<Option<Arc<Client>>>,
+    core: Arc<CoreSlot>,
     logger: Py<PyAny>,
+    /// `credentials=` a callable: asked where each token flight's leader runs (`provider.rs`).
+    provider: Option<Provider>,
+    /// The identities derived from the same original: closing the original closes them all.
+    family: Arc<Family>,
+    original: bool,
+}
+
+type CoreSlot = RwLock<Option<Arc<Client>>>;
+
+#[derive(Default)]
+struct Family {
+    members: Mutex<Vec<Weak<CoreSlot>>>,
+}
+
+/// The source of `credentials` (a provider when `provider_name` names it) and the provider.
+fn source_from(
+    credentials: &Bound<'_, PyAny>,
+    provider_name: Option<String>,
+) -> PyResult<(CredentialSource, Option<Provider>)> {
+    Ok(match provider_name {
+        Some(name) => {
+            let provider = Provider {
+                callable: Arc::new(credentials.clone().unbind()),
+                name: name.as_str().into(),
+            };
+            (CredentialSource::Provider { name }, Some(provider))
+        }
+        None => (
+            CredentialSource::Fixed(credentials_from(credentials)?),
+            None,
+        ),
+    })
 }
 
 #[pymethods]
 impl NativeClient {
     /// `settings` is the checked `_settings.Settings` (its fields are read by name);
     /// `user_agent` is the header's final value.
+    /// `credentials`: the credentials, or a provider when `provider_name` is given (what
+    /// messages call it).
     #[new]
-    #[pyo3(signature = (settings, *, credentials, user_agent, logger))]
+    #[pyo3(signature = (settings, *, credentials, user_agent, logger, provider_name=None))]
     fn new(
         settings: NativeSettings<'_>,
         credentials: &Bound<'_, PyAny>,
         user_agent: String,
         logger: Py<PyAny>,
+        provider_name: Option<String>,
     ) -> Fallible<Self> {
+        let (source, provider) = source_from(credentials, provider_name)?;
         let config = ClientConfig {
             base_url: settings.base_url,
             profile: settings.profile,
-            credentials: credentials_from(credentials)?,
+            credentials: source,
             timeout: settings.timeout,
             connect_timeout: settings.connect_timeout,
             retries: settings.retries,
@@ -118,21 +136,60 @@ impl NativeClient {
         // without the GIL.
         let core = py.detach(|| Client::new(config))?;
         Ok(NativeClient {
-            core: RwLock::new(Some(Arc::new(core))),
+            core: Arc::new(RwLock::new(Some(Arc::new(core)))),
             logger,
+            provider,
+            family: Arc::default(),
+            original: true,
+        })
+    }
+
+    /// A client acting with `credentials` (or the provider `provider_name` names): this one's
+    /// settings, connections and token store, its own token and token flight. No I/O.
+    #[pyo3(signature = (credentials, *, provider_name=None))]
+    fn with_credentials(
+        &self,
+        credentials: &Bound<'_, PyAny>,
+        provider_name: Option<String>,
+    ) -> Fallible<NativeClient> {
+        let (source, provider) = source_from(credentials, provider_name)?;
+        let core = self.core()?.with_credentials(source)?;
+        let slot = Arc::new(RwLock::new(Some(Arc::new(core))));
+        let mut members = self
+            .family
+            .members
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        members.retain(|member| member.strong_count() > 0);
+        members.push(Arc::downgrade(&slot));
+        drop(members);
+        Ok(NativeClient {
+            core: slot,
+            logger: self.logger.clone_ref(credentials.py()),
+            provider,
+            family: self.family.clone(),
+            original: false,
         })
     }
 
     /// Let the core go (calls in flight finish with their own reference): idle connections
-    /// close once no other client uses the same pool. Later calls raise RuntimeError.
+    /// close once no other client uses the same pool. Later calls raise RuntimeError. The
+    /// original client's close closes every identity derived from it.
     fn close(&self, py: Python<'_>) {
-        let core = match self.core.write() {
-            Ok(mut slot) => slot.take(),
-            Err(poisoned) => poisoned.into_inner().take(),
-        };
-        // Outside the lock, without the GIL: the pools' connections are closed here.
+        let mut cores = vec![take(&self.core)];
+        if self.original {
+            let members = std::mem::take(
+                &mut *self
+                    .family
+                    .members
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner),
+            );
+            cores.extend(members.iter().filter_map(Weak::upgrade).map(|m| take(&m)));
+        }
+        // Outside the locks, without the GIL: the pools' connections are closed here.
         py.detach(|| {
-            drop(core);
+            drop(cores);
             rp_core::hyper_wire::release_unused_here();
         });
     }
@@ -161,12 +218,14 @@ impl NativeClient {
         let core = self.core()?;
         let headers = headers.unwrap_or_default();
         let options = call::options_of(options);
+        let ask = self.provider.clone().map(OnThisThread);
         let slot = Slot::default();
         let waited = wait(py, async {
             let mut observed = Observed::into_slot(&slot);
             let (log, store_log) = (&mut observed.log, &mut observed.store_log);
             let driver = Driver::ThisThread;
-            let outcome = core.authenticate(&headers, &options, driver, log, store_log);
+            let ask = ask.as_ref().map(|a| a as &dyn AskCredentials);
+            let outcome = core.authenticate(&headers, &options, driver, ask, log, store_log);
             let outcome = outcome.await;
             let (log, store_log, _) = observed.finish();
             (outcome, log, store_log)
@@ -199,13 +258,16 @@ impl NativeClient {
         let request = call.prepare(&core)?;
         // Only a recorder reads the template (telemetry off: nothing copied).
         let template = recorder.as_ref().and(request.template.clone());
+        let ask = self.provider.clone().map(OnThisThread);
         let slot = Slot::default();
         let waited = wait(py, async {
             // Read back from `slot` if the wait is interrupted before the call ends.
             let mut observed = Observed::into_slot(&slot);
             let method = request.method.clone();
             let (log, store_log) = (&mut observed.log, &mut observed.store_log);
-            let outcome = core.send(request, Driver::ThisThread, log, store_log).await;
+            let ask = ask.as_ref().map(|a| a as &dyn AskCredentials);
+            let outcome = core.send(request, Driver::ThisThread, ask, log, store_log);
+            let outcome = outcome.await;
             let parsed = outcome.and_then(|r| parse_response(method.as_str(), r, log));
             let (log, store_log, _) = observed.finish();
             (parsed, log, store_log)
@@ -242,7 +304,8 @@ impl NativeClient {
         };
         let headers = headers.unwrap_or_default();
         let options = call::options_of(options);
-        client_async::authenticate(py, self.core()?, observers, headers, options)
+        let ask = self.ask_on_the_loop(py)?;
+        client_async::authenticate(py, self.core()?, observers, headers, options, ask)
     }
 
     /// Like `send`, as an awaitable (call it from a coroutine of the running loop), and the
@@ -261,11 +324,28 @@ impl NativeClient {
             template: recorder.as_ref().and(request.template.clone()),
             recorder,
         };
-        Ok(client_async::send(py, core, observers, request)?)
+        let ask = self.ask_on_the_loop(py)?;
+        Ok(client_async::send(py, core, observers, request, ask)?)
     }
 }
 
+fn take(slot: &CoreSlot) -> Option<Arc<Client>> {
+    slot.write().unwrap_or_else(PoisonError::into_inner).take()
+}
+
 impl NativeClient {
+    /// How an async call asks the provider (if any): on the running loop, the caller's.
+    fn ask_on_the_loop(&self, py: Python<'_>) -> PyResult<Option<OnTheLoop>> {
+        let Some(provider) = &self.provider else {
+            return Ok(None);
+        };
+        let event_loop = pyo3_async_runtimes::get_running_loop(py)?;
+        Ok(Some(OnTheLoop {
+            provider: provider.clone(),
+            event_loop: Arc::new(event_loop.unbind()),
+        }))
+    }
+
     /// The core, or the error of a closed client (a call that raced `close`).
     fn core(&self) -> PyResult<Arc<Client>> {
         let slot = self

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use pyo3::prelude::*;
 
-use rp_core::auth::{StoreEvent, Token as CoreToken};
+use rp_core::auth::{AskCredentials, StoreEvent, Token as CoreToken};
 use rp_core::client::Client;
 use rp_core::error::Error;
 use rp_core::records::Attempt;
@@ -14,6 +14,7 @@ use rp_core::wire::Driver;
 
 use super::aio;
 use super::observed::Observed;
+use super::provider::OnTheLoop;
 use super::reply::{observe, parse_response, response_tuple, Observers, Parsed};
 use super::token::PyToken;
 use crate::errors::to_py;
@@ -62,13 +63,17 @@ pub(crate) fn send<'py>(
     core: Arc<Client>,
     observers: Observers,
     request: Prepared,
+    ask: Option<OnTheLoop>,
 ) -> PyResult<(Bound<'py, PyAny>, aio::Abort)> {
     aio::awaitable(py, async move {
         // Observed by its drop if the await is cancelled before the call ends.
         let mut observed = Observed::later(observers);
         let method = request.method.clone();
         let (log, store_log) = (&mut observed.log, &mut observed.store_log);
-        let outcome = core.send(request, Driver::Shared, log, store_log).await;
+        let ask = ask.as_ref().map(|a| a as &dyn AskCredentials);
+        let outcome = core
+            .send(request, Driver::Shared, ask, log, store_log)
+            .await;
         let parsed = outcome.and_then(|r| parse_response(method.as_str(), r, log));
         let (log, store_log, observers) = observed.finish();
         Ok(Completion {
@@ -87,12 +92,14 @@ pub(crate) fn authenticate<'py>(
     observers: Observers,
     headers: Vec<(String, String)>,
     options: Arc<CallOptions>,
+    ask: Option<OnTheLoop>,
 ) -> PyResult<(Bound<'py, PyAny>, aio::Abort)> {
     aio::awaitable(py, async move {
         let mut observed = Observed::later(observers);
         let (log, store_log) = (&mut observed.log, &mut observed.store_log);
+        let ask = ask.as_ref().map(|a| a as &dyn AskCredentials);
         let outcome = core
-            .authenticate(&headers, &options, Driver::Shared, log, store_log)
+            .authenticate(&headers, &options, Driver::Shared, ask, log, store_log)
             .await;
         let (log, store_log, observers) = observed.finish();
         Ok(Completion {

@@ -88,8 +88,21 @@ fn convert(py: Python<'_>, error: Error) -> PyResult<PyErr> {
     let classes = classes(py)?;
     let message = error.to_string();
     let kwargs = PyDict::new(py);
+    let mut cause = None;
     let class = match error {
         Error::Configuration(_) => &classes.configuration,
+        Error::Provider {
+            cause: given,
+            interrupt,
+            ..
+        } => {
+            cause = given.and_then(|c| c.0.downcast_ref::<Py<PyAny>>().map(|o| o.clone_ref(py)));
+            if let (true, Some(cause)) = (interrupt, &cause) {
+                // Ctrl-C or a cancellation in the provider: raised as it came, not wrapped.
+                return Ok(PyErr::from_value(cause.bind(py).clone()));
+            }
+            &classes.configuration
+        }
         Error::Refused {
             outcome_unknown, ..
         } => {
@@ -155,6 +168,10 @@ fn convert(py: Python<'_>, error: Error) -> PyResult<PyErr> {
         }
     };
     let instance = class.bind(py).call((message,), Some(&kwargs))?;
+    if let Some(cause) = cause {
+        // What a credentials provider raised (its message is not in ours).
+        instance.setattr(pyo3::intern!(py, "__cause__"), cause)?;
+    }
     Ok(PyErr::from_value(instance))
 }
 

@@ -9,6 +9,7 @@ mod convert;
 mod document;
 mod errors;
 mod observed;
+mod provider;
 mod rels;
 mod reply;
 mod sandbox;

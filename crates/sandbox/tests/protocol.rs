@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use serde_json::json;
 
-use rp_core::auth::Credentials;
+use rp_core::auth::{CredentialSource, Credentials};
 use rp_core::client::{Client, ClientConfig};
 use rp_core::error::{Error, Result};
 use rp_core::records::Attempt;
@@ -56,10 +56,10 @@ fn client(base_url: &str, profile: &str, retries: u32, timeout: f64) -> Client {
     Client::new(ClientConfig {
         base_url: format!("{base_url}/"),
         profile: profile.to_owned(),
-        credentials: Credentials::App {
+        credentials: CredentialSource::Fixed(Credentials::App {
             app_name: "app".into(),
             app_secret: "secret".into(),
-        },
+        }),
         timeout,
         connect_timeout: 2.0,
         retries,
@@ -98,7 +98,8 @@ fn call(client: &Client, request: Request) -> (Result<Response>, Vec<Attempt>) {
     let mut log = Vec::new();
     let mut store_log = Vec::new();
     let outcome =
-        block_on_here(client.send(prepared, Driver::ThisThread, &mut log, &mut store_log)).unwrap();
+        block_on_here(client.send(prepared, Driver::ThisThread, None, &mut log, &mut store_log))
+            .unwrap();
     (outcome, log)
 }
 
@@ -278,7 +279,7 @@ async fn call_async(client: &Client) -> Result<Response> {
     let mut log = Vec::new();
     let mut store_log = Vec::new();
     client
-        .send(prepared, Driver::ThisThread, &mut log, &mut store_log)
+        .send(prepared, Driver::ThisThread, None, &mut log, &mut store_log)
         .await
 }
 

@@ -42,8 +42,9 @@ examples:
 
 configuration (as Client.from_env): RECURRING_PAYMENTS_BASE_URL, _PROFILE,
 _REL_NAMESPACE (optional), and _APP_NAME + _APP_SECRET or _CREDITOR + _LOGIN +
-_PASSWORD (_APP_SECRET_FILE, _PASSWORD_FILE: the secret in a file); every missing
-one is named at once; `recurring-payments serve --demo` prints a sandbox's.
+_PASSWORD (or _APP_SECRET_FILE, _PASSWORD_FILE: the secret in a file); all
+missing ones are named at once; `recurring-payments serve --demo` prints a
+sandbox's.
 
 exit status: 0 success, 1 the API refused or its answer lacks a relation,
 2 bad arguments or configuration.

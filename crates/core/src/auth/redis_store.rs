@@ -67,7 +67,9 @@ impl RedisConfig {
     }
 }
 
-/// The connection of one process (built in the process that uses it, after a fork too).
+/// The connection of one process (built in the process that uses it, after a fork too); its
+/// clones share it.
+#[derive(Clone)]
 pub struct RedisStore {
     config: RedisConfig,
     connection: Arc<Mutex<Option<MultiplexedConnection>>>,

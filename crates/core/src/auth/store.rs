@@ -1,5 +1,5 @@
 //! Where a client's token lives beyond its process (docs/guides/fleets.md): the seam `TokenCache`
-//! uses.
+//! uses. The key names and sealing key are those of the credentials a flight uses (`Basis`).
 //!
 //! Without a store (`token_store=None`) the in-process cache is all there is. With Redis, the
 //! leader of a process's in-process flight asks the store first; a renewal takes a lock, so one
@@ -11,8 +11,9 @@ use std::time::{Duration, Instant, SystemTime};
 
 use super::redis_store::{RedisConfig, RedisStore, StoreFailure};
 use super::sealed::Sealer;
-use super::{Credentials, Token};
+use super::Token;
 use crate::error::Result;
+use crate::runtime::PerProcess;
 
 /// One command sent to the token store, for the logs and for telemetry spans
 /// (`recurring_payments.token_store`): what, when, how long, and how it ended.
@@ -37,36 +38,57 @@ const WARNING_INTERVAL: Duration = Duration::from_secs(60);
 const FIRST_POLL: Duration = Duration::from_millis(5);
 const LONGEST_POLL: Duration = Duration::from_millis(100);
 
-/// The store settings of a client: parsed and derived once, shared by its processes.
-#[derive(Debug, Clone)]
+/// The store settings of a client, shared by every identity derived from it (`with_options`),
+/// with the process's one connection to Redis.
+#[derive(Clone)]
 pub struct StoreSpec {
     redis: RedisConfig,
-    sealer: Arc<Sealer>,
+    connection: Arc<PerProcess<RedisStore>>,
     leeway: f64,
 }
 
+impl std::fmt::Debug for StoreSpec {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "StoreSpec({:?})", self.redis)
+    }
+}
+
 impl StoreSpec {
-    /// `url`: `redis://…` or `rediss://…`. Derives the keys (PBKDF2): call it once per client.
+    /// `url`: `redis://…` or `rediss://…`. The keys are derived per credentials (`Basis`).
     pub fn new(
         url: &str,
-        base_url: &str,
-        credentials: &Credentials,
         leeway: f64,
         op_timeout: Duration,
         lock_ttl: Duration,
     ) -> Result<StoreSpec> {
         Ok(StoreSpec {
             redis: RedisConfig::new(url, op_timeout, lock_ttl)?,
-            sealer: Arc::new(Sealer::new(base_url, credentials)?),
+            connection: Arc::new(PerProcess::new()),
             leeway,
         })
     }
+
+    /// The store as one identity's token cache uses it, on this process's connection.
+    pub(super) fn tokens(&self) -> SharedTokens {
+        let made = self
+            .connection
+            .get_or_try_init(|| Ok::<_, ()>(RedisStore::new(self.redis.clone())));
+        let store = match made {
+            Ok(store) => store.clone(),
+            Err(()) => RedisStore::new(self.redis.clone()),
+        };
+        SharedTokens {
+            store,
+            leeway: self.leeway,
+            last_warning: Mutex::new(None),
+        }
+    }
 }
 
-/// A client's token store in one process: its Redis connection and its warning clock.
-pub(super) struct SharedTokens {
+/// A client's token store in one process: the process's Redis connection and the client's
+/// warning clock.
+pub(crate) struct SharedTokens {
     store: RedisStore,
-    sealer: Arc<Sealer>,
     leeway: f64,
     last_warning: Mutex<Option<Instant>>,
 }
@@ -80,15 +102,6 @@ enum Next {
 }
 
 impl SharedTokens {
-    pub(super) fn new(spec: &StoreSpec) -> SharedTokens {
-        SharedTokens {
-            store: RedisStore::new(spec.redis.clone()),
-            sealer: spec.sealer.clone(),
-            leeway: spec.leeway,
-            last_warning: Mutex::new(None),
-        }
-    }
-
     /// A token for the leader of this process's flight, and its sealed form when the store
     /// holds it. `leeway: None` (renew) fetches whatever the store holds. `rejected` is the
     /// sealed token a 401 refused here: never taken from the store again.
@@ -100,6 +113,7 @@ impl SharedTokens {
     /// them).
     pub(super) async fn obtain<F, Fut>(
         &self,
+        sealer: &Sealer,
         leeway: Option<f64>,
         rejected: Option<&[u8]>,
         fetch: F,
@@ -113,7 +127,7 @@ impl SharedTokens {
         let now = Instant::now();
         let patience = now + deadline.saturating_duration_since(now) / 2;
         let next = match leeway {
-            Some(leeway) => self.look(leeway, rejected, events, patience).await,
+            Some(leeway) => self.look(sealer, leeway, rejected, events, patience).await,
             None => Next::Fetch {
                 save: true,
                 lock_id: None,
@@ -131,9 +145,9 @@ impl SharedTokens {
             let leeway = self.leeway.min(token.expires_in / 2.0);
             let ttl = token.remaining() - leeway;
             if ttl > 0.001 {
-                if let Ok(value) = self.sealer.seal(token) {
+                if let Ok(value) = sealer.seal(token) {
                     let ttl = Duration::from_secs_f64(ttl);
-                    let stored = self.store.set(self.sealer.key(), value.clone(), ttl);
+                    let stored = self.store.set(sealer.key(), value.clone(), ttl);
                     if self.call("set", events, deadline, stored).await.is_ok() {
                         sealed = Some(value);
                     }
@@ -141,7 +155,7 @@ impl SharedTokens {
             }
         }
         if let Some(id) = lock_id {
-            self.unlock(&id, events, deadline).await;
+            self.unlock(sealer, &id, events, deadline).await;
         }
         outcome.map(|token| (token, sealed))
     }
@@ -149,25 +163,32 @@ impl SharedTokens {
     /// The stored token if there is one, fresh, that opens, and not the one a 401 refused.
     async fn stored(
         &self,
+        sealer: &Sealer,
         leeway: f64,
         rejected: Option<&[u8]>,
         events: &mut Vec<StoreEvent>,
         until: Instant,
     ) -> std::result::Result<Option<(Token, Vec<u8>)>, ()> {
-        let stored = self.store.get(self.sealer.key());
+        let stored = self.store.get(sealer.key());
         Ok(self
             .call("get", events, until, stored)
             .await?
             .filter(|sealed| Some(sealed.as_slice()) != rejected)
             .and_then(|sealed| {
-                let token = self.sealer.open(&sealed).filter(|t| t.is_fresh(leeway))?;
+                let token = sealer.open(&sealed).filter(|t| t.is_fresh(leeway))?;
                 Some((token, sealed))
             }))
     }
 
     /// Release our renewal lock (only if it is still ours: it may have expired and been taken).
-    async fn unlock(&self, lock_id: &str, events: &mut Vec<StoreEvent>, until: Instant) {
-        let released = self.store.delete_if(self.sealer.lock(), lock_id.as_bytes());
+    async fn unlock(
+        &self,
+        sealer: &Sealer,
+        lock_id: &str,
+        events: &mut Vec<StoreEvent>,
+        until: Instant,
+    ) {
+        let released = self.store.delete_if(sealer.lock(), lock_id.as_bytes());
         let _ = self.call("unlock", events, until, released).await;
     }
 
@@ -179,6 +200,7 @@ impl SharedTokens {
     /// without the lock and stored for the fleet.
     async fn look(
         &self,
+        sealer: &Sealer,
         leeway: f64,
         rejected: Option<&[u8]>,
         events: &mut Vec<StoreEvent>,
@@ -188,7 +210,7 @@ impl SharedTokens {
             save: false,
             lock_id: None,
         };
-        let lock_id = self.sealer.lock_id();
+        let lock_id = sealer.lock_id();
         let mut pause = FIRST_POLL;
         loop {
             if Instant::now() >= patience {
@@ -197,22 +219,28 @@ impl SharedTokens {
                     lock_id: None,
                 };
             }
-            match self.stored(leeway, rejected, events, patience).await {
+            match self
+                .stored(sealer, leeway, rejected, events, patience)
+                .await
+            {
                 Err(()) => return fallback,
                 Ok(Some((token, sealed))) => return Next::Stored(token, sealed),
                 Ok(None) => {}
             }
             let taken = self
                 .store
-                .set_nx(self.sealer.lock(), &lock_id, self.store.lock_ttl());
+                .set_nx(sealer.lock(), &lock_id, self.store.lock_ttl());
             match self.call("lock", events, patience, taken).await {
                 Err(()) => return fallback,
                 Ok(true) => {
                     // Look again: a holder may have stored its token and released the lock
                     // between our look and our lock; fetching then would renew twice.
-                    return match self.stored(leeway, rejected, events, patience).await {
+                    return match self
+                        .stored(sealer, leeway, rejected, events, patience)
+                        .await
+                    {
                         Ok(Some((token, sealed))) => {
-                            self.unlock(&lock_id, events, patience).await;
+                            self.unlock(sealer, &lock_id, events, patience).await;
                             Next::Stored(token, sealed)
                         }
                         Ok(None) | Err(()) => Next::Fetch {
@@ -233,11 +261,12 @@ impl SharedTokens {
     /// After a 401: remove `sealed` from the store if it is still the token stored.
     pub(super) async fn discard(
         &self,
+        sealer: &Sealer,
         sealed: &[u8],
         events: &mut Vec<StoreEvent>,
         deadline: Instant,
     ) {
-        let removed = self.store.delete_if(self.sealer.key(), sealed);
+        let removed = self.store.delete_if(sealer.key(), sealed);
         let _ = self.call("discard", events, deadline, removed).await;
     }
 
