@@ -332,9 +332,8 @@ class RelIndex:
         """The full rel `name` designates, or None; LinkNotFoundError if it is ambiguous."""
 
     def find_unless_misspelt(self, name: str) -> str | None:
-        """:meth:`find`, but a ``name`` that looks like a misspelling of a rel (the did-you-mean
-        of :meth:`resolve`) raises that ``LinkNotFoundError``; ``None`` when nothing is close.
-        """
+        """`find`, but a name that looks like a misspelling of a rel (the did-you-mean of `resolve`)
+        raises that LinkNotFoundError; None when nothing is close."""
 
     def resolve(self, name: str) -> str:
         """The full rel `name` designates; LinkNotFoundError if none or ambiguous."""

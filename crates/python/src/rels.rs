@@ -52,7 +52,8 @@ impl RelIndex {
         Ok(self.inner.find(name)?.map(str::to_owned))
     }
 
-    /// `find`, but a near miss of a relation (a did-you-mean) is `resolve`'s LinkNotFoundError.
+    /// `find`, but a name that looks like a misspelling of a rel (the did-you-mean of `resolve`)
+    /// raises that LinkNotFoundError; None when nothing is close.
     fn find_unless_misspelt(&self, name: &str) -> Fallible<Option<String>> {
         Ok(self.inner.find_unless_misspelt(name)?.map(str::to_owned))
     }
