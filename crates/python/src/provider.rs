@@ -74,7 +74,10 @@ impl Provider {
             _ => " (its message is not shown: it may hold a secret)".to_owned(),
         };
         Error::Provider {
-            message: format!("the credentials provider {} raised {kind}{shown}", self.name),
+            message: format!(
+                "the credentials provider {} raised {kind}{shown}",
+                self.name
+            ),
             cause: Some(Cause(Arc::new(error.into_value(py).into_any()))),
             interrupt,
         }
