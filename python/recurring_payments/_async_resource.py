@@ -14,7 +14,7 @@ from ._resource_base import _check_rel, _ResourceBase
 from ._session import Session
 
 if TYPE_CHECKING:
-    from ._core import _Call
+    pass
 
 
 async def _send(
@@ -35,18 +35,7 @@ async def _send(
     # Started in this task's context, before awaiting: the spans are children of its current
     # span, whichever thread records them (API.md §9).
     call = session.telemetry_call()
-    trace = None if call is None else call.headers  # the trace context
-    request: _Call = (
-        method,
-        href,
-        variables,
-        body,
-        templated,
-        name,
-        if_match,
-        trace,
-        session.options,
-    )
+    request = session.request(method, href, variables, body, templated, name, if_match, call)
     if call is None:
         future, task = native.send_async(request)
     else:

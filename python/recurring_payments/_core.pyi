@@ -3,6 +3,8 @@
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, final
 
+from typing_extensions import Self, disjoint_base
+
 __all__ = [
     "CallOptions",
     "Document",
@@ -13,12 +15,14 @@ __all__ = [
     "SandboxRequest",
     "SandboxServer",
     "Token",
+    "_LinkCore",
+    "_ResourceCore",
     "__version__",
     "expand_target",
     "expand_uri_template",
+    "resource_items",
     "template_variables",
     "track",
-    "untracked_items",
 ]
 
 __version__: str
@@ -39,12 +43,87 @@ def expand_target(
 def template_variables(template: str) -> list[str]:
     """The variable names a template declares, in order of first appearance."""
 
-def untracked_items(
-    cls: type[Any], docs: list[Any], doc_slot: Any, slots: Sequence[tuple[Any, Any]]
+def resource_items(
+    cls: type[Any], session: Any, documents: list[Any], curies: Any, untracked: bool
 ) -> list[Any]:
-    """For each of ``docs``, ``object.__new__(cls)`` with each of ``slots`` (a slot's
-    descriptor, its value) set and ``doc_slot`` set to the document; each untracked by the
-    cycle collector as it is made (the caller vouches nothing it holds can lead back to it)."""
+    """For each of ``documents``, ``cls(session, document, partial=True, curies=curies)``
+    without running Python; with ``untracked``, each untracked by the cycle collector as it
+    is made (the caller vouches nothing it holds can lead back to it)."""
+
+@disjoint_base
+class _LinkCore:
+    """The native base of ``Link`` and ``AsyncLink``: the fields, and the sync face's GET."""
+
+    _session: Any
+    _variables: list[str] | None
+    rel: str
+    href: str
+    templated: bool
+    title: str | None
+    name: str | None
+    type: str | None
+    profile: str | None
+    deprecation: str | None
+    hreflang: str | None
+    def __new__(cls, *_args: Any, **_kwargs: Any) -> Self: ...
+    @classmethod
+    def _plain(cls, session: Any, rel: str, href: str, templated: bool) -> Self:
+        """A link of ``cls`` with ``href`` and ``templated`` alone."""
+    def _call(self, **variables: Any) -> Any:
+        """GET this link; same as :meth:`get`.
+
+        >>> client.get_creditors(reference="democreditor").status
+        200
+        """
+
+@disjoint_base
+class _ResourceCore:
+    """The native base of ``Resource`` and ``AsyncResource``: the state, read in native slots."""
+
+    _session: Any
+    _doc: Any
+    _status: int | None
+    _headers: Any
+    _partial: bool
+    _inherited: Any
+    _link_map: Any
+    _embedded_map: Any
+    _index: Any
+    _attributes: Any
+    def __new__(
+        cls,
+        session: Any,
+        document: Any,
+        status: int | None = None,
+        headers: Any = None,
+        partial: bool = False,
+        curies: Any = None,
+    ) -> Self: ...
+    def __getitem__(self, key: Any, /) -> Any: ...
+    def get(self, key: Any, default: Any = None, /) -> Any:
+        """The value of the state's field ``key``, or ``default`` when there is none.
+
+        >>> creditor = client.get_creditors(reference="democreditor")
+        >>> creditor.get("name"), creditor.get("missing"), creditor.get("_links", 0)
+        ('Demo Creditor SAS', None, 0)
+        """
+    def __contains__(self, key: object, /) -> bool: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def __len__(self) -> int: ...
+    @property
+    def data(self) -> dict[str, Any]:
+        """The state as a new ``dict`` (a deep copy: change it freely).
+
+        >>> client.get_creditors(reference="democreditor").data
+        {'reference': 'democreditor', 'name': 'Demo Creditor SAS'}
+        """
+    @property
+    def url(self) -> str | None:
+        """The absolute ``self`` href (also from an array of one ``self`` link), or ``None``.
+
+        >>> client.get_creditors(reference="democreditor").url
+        'http://127.0.0.1:.../creditors/democreditor'
+        """
 
 def track(object: Any) -> None:
     """Track ``object`` again if it is a GC object the cycle collector does not track."""

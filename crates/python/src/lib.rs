@@ -8,9 +8,11 @@ mod client_async;
 mod convert;
 mod document;
 mod errors;
+mod link;
 mod observed;
 mod rels;
 mod reply;
+mod resource;
 mod sandbox;
 mod shutdown;
 mod telemetry;
@@ -29,7 +31,11 @@ mod _core {
     #[pymodule_export]
     use super::document::{Document, Links};
     #[pymodule_export]
+    use super::link::LinkCore;
+    #[pymodule_export]
     use super::rels::{RelCache, RelIndex};
+    #[pymodule_export]
+    use super::resource::{resource_items, ResourceCore};
     #[pymodule_export]
     use super::sandbox::{SandboxRequest, SandboxServer};
     #[pymodule_export]
@@ -41,7 +47,7 @@ mod _core {
     #[pymodule_export]
     use super::token::PyToken;
     #[pymodule_export]
-    use super::untracked::{track, untracked_items};
+    use super::untracked::track;
 
     use pyo3::prelude::*;
 
