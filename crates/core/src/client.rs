@@ -19,7 +19,6 @@ use crate::error::{Error, Result};
 use crate::media;
 use crate::request::{extra_headers, seconds, CallOptions, Prepared, Request};
 use crate::runtime::PerProcess;
-use crate::template;
 use crate::text::double_quoted;
 use crate::tls::Verify;
 use crate::transport::{header_value, ProxySetting, Transport, TransportConfig};
@@ -70,7 +69,7 @@ pub struct Client {
 
 impl Client {
     pub fn new(config: ClientConfig) -> Result<Client> {
-        let base = template::parse_base(&config.base_url)?;
+        let base = crate::url::parse_base(&config.base_url)?;
         check_scheme(&base, config.allow_http)?;
         config.credentials.validate()?;
         let timeout = seconds("timeout", config.timeout)?;
@@ -151,13 +150,13 @@ impl Client {
 
     /// An absolute URL for `reference` (absolute, or relative to `base_url`).
     pub fn resolve(&self, reference: &str) -> Result<Url> {
-        template::resolve(&self.base, reference)
+        crate::url::resolve(&self.base, reference)
     }
 
     /// An absolute URL for an href the server sent: one that cannot be resolved broke the
     /// protocol (`Protocol`), where a reference the caller gave is a `Configuration` error.
     pub fn resolve_href(&self, href: &str) -> Result<Url> {
-        template::resolve_server_href(&self.base, href)
+        crate::url::resolve_server_href(&self.base, href)
     }
 
     /// Same scheme, host and port as `base_url`: only there do we send the bearer token.
@@ -362,7 +361,7 @@ impl Client {
             )
         })?;
         // The server's `u:pw@` is never sent as Basic credentials, nor shown (see `prepare`).
-        template::strip_userinfo(&mut url);
+        crate::url::strip_userinfo(&mut url);
         if url.scheme() == "http" && hop.url.scheme() == "https" {
             return Err(redirect_error(
                 hop,

@@ -85,7 +85,7 @@ impl HyperWire {
             outgoing.url.as_str().parse::<Uri>()
         } else {
             let mut url = outgoing.url.clone();
-            crate::template::strip_userinfo(&mut url);
+            crate::url::strip_userinfo(&mut url);
             url.as_str().parse::<Uri>()
         }
         .map_err(|e| format!("invalid URL: {e}"))?;
