@@ -19,9 +19,66 @@ class _LinkBase(_core._LinkCore):
 
     __slots__ = ()
 
-    # The fields are declared with the native base (`_core.pyi`); narrowed here.
+    # The native base holds the fields (the Rust `///` comments are what `help()` shows);
+    # declared here for the reference pages and the type checkers, which read this module.
     _session: Session
     _resource_type: type[Any]  # what the native call makes (the sync face's `Resource`)
+
+    rel: str
+    """The full relation.
+
+    >>> client.get_creditors.rel
+    '...#get-creditors'
+    """
+    href: str
+    """The href as sent: a template when ``templated``.
+
+    >>> client.get_creditors.href
+    'http://127.0.0.1:.../creditors{?reference}'
+    """
+    templated: bool
+    """Whether ``href`` is an RFC 6570 template.
+
+    >>> client.get_creditors.templated, client.create_orders.templated
+    (True, False)
+    """
+    title: str | None
+    """The link's ``title``, or ``None``.
+
+    >>> print(client.get_creditors.title)
+    None
+    """
+    name: str | None
+    """The link's ``name`` (among links of one relation), or ``None``.
+
+    >>> print(client.get_creditors.name)
+    None
+    """
+    type: str | None
+    """The media type the link's target is expected to have, or ``None``.
+
+    >>> print(client.get_creditors.type)
+    None
+    """
+    profile: str | None
+    """The link's ``profile`` URI, or ``None``.
+
+    >>> print(client.get_creditors.profile)
+    None
+    """
+    deprecation: str | None
+    """A URL saying why the link is deprecated, or ``None``; calling a deprecated link
+    warns (``DeprecationWarning``).
+
+    >>> print(client.get_creditors.deprecation)
+    None
+    """
+    hreflang: str | None
+    """The language of the link's target, or ``None``.
+
+    >>> print(client.get_creditors.hreflang)
+    None
+    """
 
     def __init__(self, session: Session, rel: str, data: Mapping[str, Any]) -> None:
         self._session = session
