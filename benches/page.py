@@ -62,6 +62,7 @@ COLLECTION_ROWS = [
     ("mandates", "mandates, read `status`"),
     ("wide", "wide items, read `status`"),
     ("wide-all", "wide items, every field"),
+    ("export", "wide items, exported (state dict + self href)"),
 ]
 COLLECTION_PEERS = [
     ("requests+uritemplate", "requests + `json`"),

@@ -3,7 +3,7 @@ callgrind twice, N times and 0 times, so that start-up, imports and warm-up canc
 
     python benches/profile.py WORKLOAD N
 
-WORKLOAD: follow, mandates, wide, wide-all, async (ours); untraced-follow (ours with
+WORKLOAD: follow, mandates, wide, wide-all, export, async (ours); untraced-follow (ours with
 ``telemetry=False``: against ``follow``, what telemetry costs with no SDK configured, in
 instructions); pyreqwest-follow, requests-follow, urllib3-follow, pycurl-follow (a peer's
 follow: its instruction count against ours is a ratio that load does not move).

@@ -14,7 +14,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(dirname "$here")
 python=${1:?usage: benches/profile.sh PYTHON [WORKLOAD...]}
 shift
-workloads=("${@:-follow mandates wide wide-all async}")
+workloads=("${@:-follow mandates wide wide-all export async}")
 read -r -a workloads <<<"${workloads[*]}"
 command -v valgrind >/dev/null || { echo "valgrind is not installed (apt-get install valgrind)" >&2; exit 1; }
 

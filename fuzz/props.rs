@@ -7,6 +7,7 @@ use rp_core::hal::{self, Document, Link, OneOrMany};
 use rp_core::rels::Curie;
 use rp_core::rels::Lookup;
 use rp_core::template::{self, Value};
+use rp_core::url as urls;
 use serde_json::{Map, Value as Json};
 
 /// Bytes as a response body, through `hal::parse` (the parser the Python bindings call): it
@@ -252,8 +253,8 @@ pub fn template(data: &[u8]) {
         Some(&url)
     );
     for base in ["https://api.example.com/v1/", "http://127.0.0.1:8080"] {
-        if let Ok(base) = template::parse_base(base) {
-            let _ = template::resolve(&base, &url);
+        if let Ok(base) = urls::parse_base(base) {
+            let _ = urls::resolve(&base, &url);
         }
     }
 }
@@ -262,7 +263,7 @@ pub fn template(data: &[u8]) {
 /// again): it must give what the URL parser gives for the whole reference.
 fn same_origin_resolution(text: &str) {
     for base in ["https://api.example.com/v1/", "http://127.0.0.1:8080"] {
-        let Ok(base) = template::parse_base(base) else {
+        let Ok(base) = urls::parse_base(base) else {
             continue;
         };
         let origin = base.origin().ascii_serialization();
@@ -272,9 +273,9 @@ fn same_origin_resolution(text: &str) {
             format!("{origin}/{text}"),
         ] {
             let full = base.join(&reference).ok().map(String::from);
-            let ours = template::resolve(&base, &reference).ok().map(String::from);
+            let ours = urls::resolve(&base, &reference).ok().map(String::from);
             assert_eq!(ours, full, "{base} + {reference:?}");
-            let server = template::resolve_server_href(&base, &reference).ok();
+            let server = urls::resolve_server_href(&base, &reference).ok();
             assert_eq!(server.map(String::from), full, "{base} + {reference:?}");
         }
     }

@@ -17,8 +17,6 @@ from ._session import Session
 if TYPE_CHECKING:
     from typing_extensions import Never
 
-    from ._core import _Call
-
 
 async def _send(
     session: Session,
@@ -38,18 +36,7 @@ async def _send(
     # Started in this task's context, before awaiting: the spans are children of its current
     # span, whichever thread records them (docs/guides/observability-otel.md).
     call = session.telemetry_call()
-    trace = None if call is None else call.headers  # the trace context
-    request: _Call = (
-        method,
-        href,
-        variables,
-        body,
-        templated,
-        name,
-        if_match,
-        trace,
-        session.options,
-    )
+    request = session.request(method, href, variables, body, templated, name, if_match, call)
     if call is None:
         future, task = native.send_async(request)
     else:

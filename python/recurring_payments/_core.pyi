@@ -3,6 +3,8 @@
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any, final
 
+from typing_extensions import Self, disjoint_base
+
 __all__ = [
     "AttemptRecord",
     "CallOptions",
@@ -15,12 +17,14 @@ __all__ = [
     "SandboxServer",
     "StoreRecord",
     "Token",
+    "_LinkCore",
+    "_ResourceCore",
     "__version__",
     "expand_target",
     "expand_uri_template",
+    "resource_items",
     "template_variables",
     "track",
-    "untracked_items",
 ]
 
 __version__: str
@@ -41,19 +45,97 @@ def expand_target(
 def template_variables(template: str) -> list[str]:
     """The variable names a template declares, in order; `TemplateError` if it is malformed."""
 
-def untracked_items(
-    cls: type[Any], docs: list[Any], doc_slot: Any, slots: Sequence[tuple[Any, Any]]
+def resource_items(
+    cls: type[Any], session: Any, documents: list[Any], curies: Any, untracked: bool
 ) -> list[Any]:
-    """The resources of an embedded array, made without running Python: for each of `docs`,
-    `object.__new__(cls)` with each slot of `slots` set to its value (the same for every
-    item) and `doc_slot` to the document, through the slots' own descriptors (as
-    `self._x = ...` would). What `cls._item` makes, at half its cost (a page makes 5,000).
+    """The resources of an embedded array: for each of `documents`, what
+    `cls(session, document, partial=True, curies=curies)` makes, without running Python.
 
-    Each item is untracked by the cycle collector as soon as it is made, so that none is ever
-    in a generation: the collections a 5,000-item page triggers then find nothing to traverse
-    and promote, and trigger no full collection of the whole heap (~20 ms in a process with a
-    large heap, BENCHMARKS.md). The caller vouches that what an item holds cannot lead back
-    to it, and that `slots` and `doc_slot` are all of `cls`'s slots."""
+    With `untracked`, each item is untracked by the cycle collector as soon as it is made, so
+    that none is ever in a generation: the collections a 5,000-item page triggers then find
+    nothing to traverse and promote, and trigger no full collection of the whole heap (~20 ms
+    in a process with a large heap, BENCHMARKS.md). The caller vouches that an item of `cls`
+    keeps nothing more than this base does until it is tracked again (`track`)."""
+
+@disjoint_base
+class _LinkCore:
+    """A link's fields, under the names `_LinkBase` had as slots."""
+
+    _session: Any
+    _variables: list[str] | None
+    rel: str
+    href: str
+    templated: bool
+    title: str | None
+    name: str | None
+    type: str | None
+    profile: str | None
+    deprecation: str | None
+    hreflang: str | None
+    def __new__(cls, *_args: Any, **_kwargs: Any) -> Self: ...
+    @classmethod
+    def _plain(cls, session: Any, rel: str, href: str, templated: bool) -> Self:
+        """A link of `cls` with `href` and `templated` alone (what `_LinkBase._plain` makes)."""
+    def _call(self, *positional: Any, **variables: Any) -> Any:
+        """GET this link; same as :meth:`get`. Template variables are keyword arguments.
+
+        >>> client.get_creditors(reference="democreditor").status
+        200
+        >>> client.get_creditors("democreditor")
+        Traceback (most recent call last):
+        ...
+        TypeError: ... as keyword arguments: get_creditors(reference=...)
+        """
+
+@disjoint_base
+class _ResourceCore:
+    """What every resource holds, under the names `_ResourceBase` reads; `url` is the resolved
+    `self` href, kept once read."""
+
+    _session: Any
+    _doc: Any
+    _status: int | None
+    _headers: Any
+    _partial: bool
+    _inherited: Any
+    _link_map: Any
+    _embedded_map: Any
+    _index: Any
+    _attributes: Any
+    def __new__(
+        cls,
+        session: Any,
+        document: Any,
+        status: int | None = None,
+        headers: Any = None,
+        partial: bool = False,
+        curies: Any = None,
+    ) -> Self: ...
+    def __getitem__(self, key: Any, /) -> Any: ...
+    def get(self, key: Any, default: Any = None, /) -> Any:
+        """The value of the state's field ``key``, or ``default`` when there is none.
+
+        >>> creditor = client.get_creditors(reference="democreditor")
+        >>> creditor.get("name"), creditor.get("missing"), creditor.get("_links", 0)
+        ('Demo Creditor SAS', None, 0)
+        """
+    def __contains__(self, key: object, /) -> bool: ...
+    def __iter__(self) -> Iterator[str]: ...
+    def __len__(self) -> int: ...
+    @property
+    def data(self) -> dict[str, Any]:
+        """The state as a new ``dict`` (a deep copy: change it freely).
+
+        >>> client.get_creditors(reference="democreditor").data
+        {'reference': 'democreditor', 'name': 'Demo Creditor SAS'}
+        """
+    @property
+    def url(self) -> str | None:
+        """The absolute ``self`` href (also from an array of one ``self`` link), or ``None``.
+
+        >>> client.get_creditors(reference="democreditor").url
+        'http://127.0.0.1:.../creditors/democreditor'
+        """
 
 def track(object: Any) -> None:
     """Track `object` again if it is a GC object the collector does not track (else nothing):
@@ -186,7 +268,8 @@ class _Abort:
 
 @final
 class NativeClient:
-    """The native client; one per `recurring_payments.Client`."""
+    """The native client; one per `recurring_payments.Client`, and one per identity derived from
+    it (`with_credentials`)."""
 
     def __new__(
         cls,
@@ -202,13 +285,14 @@ class NativeClient:
     def with_credentials(
         self, credentials: Any, *, provider_name: str | None = None
     ) -> NativeClient:
-        """A client acting with other credentials (or provider): the same settings,
-        connections and token store, its own token and token flight. No I/O."""
+        """A client acting with `credentials` (or the provider `provider_name` names): this one's
+        settings, connections and token store, its own token and token flight. No I/O."""
     @property
     def token(self) -> Token | None: ...
     def close(self) -> None:
-        """Let the core and its hold on the connection pools go; later calls raise
-        RuntimeError. The original's close closes every client made by ``with_credentials``."""
+        """Let the core go (calls in flight finish with their own reference): idle connections
+        close once no other client uses the same pool. Later calls raise RuntimeError. The
+        original client's close closes every identity derived from it."""
     def authenticate(
         self,
         *,

@@ -5,44 +5,80 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from . import _core
 from ._session import Session
 
-if TYPE_CHECKING:
-    from typing_extensions import Self
-
-_new = object.__new__
 _LINK_FIELDS = ("title", "name", "type", "profile", "deprecation", "hreflang")
 
 
-class _LinkBase:
-    """What :class:`Link` and ``AsyncLink`` share: the link's fields and its expansion."""
+class _LinkBase(_core._LinkCore):
+    """What :class:`Link` and ``AsyncLink`` share: the link's fields and its expansion. The
+    fields live in the native base (``_core._LinkCore``), whose call is the sync face's GET."""
 
-    __slots__ = (
-        "_session",
-        "_variables",
-        "deprecation",
-        "href",
-        "hreflang",
-        "name",
-        "profile",
-        "rel",
-        "templated",
-        "title",
-        "type",
-    )
+    __slots__ = ()
+
+    # The native base holds the fields (the Rust `///` comments are what `help()` shows);
+    # declared here for the reference pages and the type checkers, which read this module.
+    _session: Session
+    _resource_type: type[Any]  # what the native call makes (the sync face's `Resource`)
 
     rel: str
+    """The full relation.
+
+    >>> client.get_creditors.rel
+    '...#get-creditors'
+    """
     href: str
+    """The href as sent: a template when ``templated``.
+
+    >>> client.get_creditors.href
+    'http://127.0.0.1:.../creditors{?reference}'
+    """
     templated: bool
+    """Whether ``href`` is an RFC 6570 template.
+
+    >>> client.get_creditors.templated, client.create_orders.templated
+    (True, False)
+    """
     title: str | None
+    """The link's ``title``, or ``None``.
+
+    >>> print(client.get_creditors.title)
+    None
+    """
     name: str | None
+    """The link's ``name`` (among links of one relation), or ``None``.
+
+    >>> print(client.get_creditors.name)
+    None
+    """
     type: str | None
+    """The media type the link's target is expected to have, or ``None``.
+
+    >>> print(client.get_creditors.type)
+    None
+    """
     profile: str | None
+    """The link's ``profile`` URI, or ``None``.
+
+    >>> print(client.get_creditors.profile)
+    None
+    """
     deprecation: str | None
+    """A URL saying why the link is deprecated, or ``None``; calling a deprecated link
+    warns (``DeprecationWarning``).
+
+    >>> print(client.get_creditors.deprecation)
+    None
+    """
     hreflang: str | None
+    """The language of the link's target, or ``None``.
+
+    >>> print(client.get_creditors.hreflang)
+    None
+    """
 
     def __init__(self, session: Session, rel: str, data: Mapping[str, Any]) -> None:
         self._session = session
@@ -57,21 +93,6 @@ class _LinkBase:
                 if isinstance(value, str):
                     setattr(self, field, value)
         self._variables: list[str] | None = None
-
-    @classmethod
-    def _plain(cls, session: Session, rel: str, href: str, templated: bool) -> Self:
-        """What ``cls(session, rel, {"href": href, "templated": templated})`` makes, without
-        the dict: a resource's attribute (``mandate.creditor``) whose link object holds those
-        two members alone, read by the core (``RelCache.attribute``)."""
-        self = _new(cls)
-        self._session = session
-        self.rel = rel
-        self.href = href
-        self.templated = templated
-        self.title = self.name = self.type = self.profile = None
-        self.deprecation = self.hreflang = None
-        self._variables = None
-        return self
 
     @property
     def variables(self) -> list[str]:
@@ -131,7 +152,28 @@ class _LinkBase:
                 stacklevel=3,
             )
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Its fields and its session (which pickles as a detached one), as a slotted object's.
+        fields = {f: getattr(self, f) for f in _LINK_FIELDS if getattr(self, f) is not None}
+        args = (type(self), self._session, self.rel, self.href, self.templated, fields)
+        return (_rebuild, args)
+
     def __repr__(self) -> str:
         short = self._session.short_name(self.rel)
         templated = " (templated)" if self.templated else ""
         return f"<{type(self).__name__} {short} {self.href}{templated}>"
+
+
+def _rebuild(
+    cls: type[_LinkBase],
+    session: Session,
+    rel: str,
+    href: str,
+    templated: bool,
+    fields: dict[str, str],
+) -> _LinkBase:
+    """A link from its pickle or copy (``__reduce__``)."""
+    link = cls._plain(session, rel, href, templated)
+    for field, value in fields.items():
+        setattr(link, field, value)
+    return link

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
+from . import _core
 from ._green import _blocking
 from ._link_base import _LinkBase
 from ._resource_base import _check_rel, _ResourceBase
@@ -16,7 +17,10 @@ from ._session import Session
 if TYPE_CHECKING:
     from typing_extensions import Never
 
-    from ._core import _Call
+    from ._telemetry import Recorder
+
+# `_send`'s telemetry recorder not given: started there.
+_START = object()
 
 
 def _send(
@@ -28,29 +32,21 @@ def _send(
     templated: bool | None = None,
     name: str | None = None,
     if_match: str | None = None,
+    call: Recorder | object | None = _START,
 ) -> Resource:
     """One request, in one call into the core (which checks, expands and resolves ``href``):
     one request value (`_core._Call`) with this session's options (``with_options``).
     Under gevent/eventlet the wait runs on the hub's thread pool
-    (docs/guides/web-frameworks.md#worker-classes)."""
+    (docs/guides/web-frameworks.md#worker-classes). ``call``: the telemetry recorder when the
+    caller started it already (the native ``Link`` call)."""
     native = session.native
     if native is None:
         native = session.live()  # raises: the client is closed
-    telemetry = session.telemetry
-    call = None if telemetry is None else telemetry.start()
-    # The trace context (telemetry) goes with the call's own headers.
-    trace = None if call is None else call.headers
-    request: _Call = (
-        method,
-        href,
-        variables,
-        body,
-        templated,
-        name,
-        if_match,
-        trace,
-        session.options,
-    )
+    if call is _START:
+        telemetry = session.telemetry
+        call = None if telemetry is None else telemetry.start()
+    call = cast("Recorder | None", call)
+    request = session.request(method, href, variables, body, templated, name, if_match, call)
     if call is None:
         # Neither gevent's nor eventlet's patcher imported (what `_blocking` looks for first):
         # call the core here, one frame less on the hottest path.
@@ -90,22 +86,33 @@ class Link(_LinkBase):
 
     __slots__ = ()
 
-    def __call__(self, *positional: Never, **variables: Any) -> Resource:
-        """GET this link; same as :meth:`get`. Template variables are keyword arguments.
+    if TYPE_CHECKING:
 
-        >>> client.get_creditors(reference="democreditor").status
-        200
-        >>> client.get_creditors("democreditor")
-        Traceback (most recent call last):
-        ...
-        TypeError: ... as keyword arguments: get_creditors(reference=...)
-        """
-        # The body of `get`, not a call to it: one frame less on the hottest path.
-        if positional:
-            raise self._positional_error()
+        def __call__(self, *positional: Never, **variables: Any) -> Resource:
+            """GET this link; same as :meth:`get`. Template variables are keyword arguments.
+
+            >>> client.get_creditors(reference="democreditor").status
+            200
+            >>> client.get_creditors("democreditor")
+            Traceback (most recent call last):
+            ...
+            TypeError: ... as keyword arguments: get_creditors(reference=...)
+            """
+            ...
+
+    else:  # the native base's GET: no Python frame between the caller and the core
+        __call__ = _core._LinkCore._call
+
+    def _get(self, variables: dict[str, Any], call: Recorder | object | None = _START) -> Resource:
+        """``link(**variables)`` when the native call hands it over: a deprecated link (which
+        warns), a call with telemetry (``call``, its recorder, started already), under gevent
+        or eventlet, or of a closed client."""
         if self.deprecation is not None:
             self._warn_if_deprecated()
-        return _send(self._session, "GET", self.href, variables, None, self.templated, self.rel)
+        session = self._session
+        return _send(
+            session, "GET", self.href, variables, None, self.templated, self.rel, None, call
+        )
 
     def get(self, *positional: Never, **variables: Any) -> Resource:
         """GET this link and return the resource.
@@ -228,3 +235,6 @@ class Resource(_ResourceBase[Link]):
         _check_rel(rel)
         for page in self.pages():
             yield from page._embedded_items(rel)
+
+
+Link._resource_type = Resource  # what the native call makes (`_core._LinkCore`)

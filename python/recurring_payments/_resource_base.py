@@ -5,13 +5,13 @@
 from __future__ import annotations
 
 import copy
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from gc import is_tracked as _is_tracked
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from . import _core
+from ._core import resource_items as _resource_items
 from ._core import track as _track
-from ._core import untracked_items as _untracked_items
 from ._headers import Headers
 from ._link_base import _LinkBase
 from ._relations import (
@@ -30,31 +30,35 @@ if TYPE_CHECKING:
 
 L = TypeVar("L", bound=_LinkBase)
 R = TypeVar("R", bound="_ResourceBase[Any]")
-_HAL_KEYS = ("_links", "_embedded")
 
 # Response bodies arrive as `_core.Document`: a read-only mapping converting fields on access.
 Mapping.register(_core.Document)
 Mapping.register(_core.Links)  # a document's `_links`, read one relation at a time
-_new = object.__new__
+_new = _core._ResourceCore.__new__
 _Document = _core.Document
 
 
-class _ResourceBase(Mapping[str, Any], Generic[L]):
+class _ResourceBase(_core._ResourceCore, Mapping[str, Any], Generic[L]):
     """What :class:`Resource` and ``AsyncResource`` share: the state, relations, response
-    facts and display. Subclasses add the navigation (``fetch``, ``follow``, ``pages``)."""
+    facts and display. Subclasses add the navigation (``fetch``, ``follow``, ``pages``).
 
-    __slots__ = (
-        "_attributes",
-        "_doc",
-        "_embedded",
-        "_headers",  # Headers, or a reply's header pairs until first read (`headers`)
-        "_index",
-        "_inherited",
-        "_links",
-        "_partial",
-        "_session",
-        "_status",
-    )
+    The state lives in the native base (``_core._ResourceCore``), which also answers the
+    mapping protocol, ``get``, ``data`` and ``url`` in native slots: a page's loop reads them
+    thousands of times."""
+
+    __slots__ = ()
+
+    # Declared for the type checkers; the native base holds them.
+    _session: Session
+    _doc: Mapping[str, Any]
+    _status: int | None
+    _headers: Headers | Iterable[tuple[str, str]] | None  # a reply's pairs until first read
+    _partial: bool
+    _inherited: Sequence[tuple[str, str]]
+    _link_map: RelationMap[L | list[L]] | None
+    _embedded_map: RelationMap[Any] | None
+    _index: _core.RelIndex | None
+    _attributes: dict[str, Any] | None  # relations read as attributes
 
     def __init__(
         self,
@@ -66,18 +70,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         partial: bool = False,
         curies: Sequence[tuple[str, str]] = (),
     ) -> None:
-        self._session = session
-        self._doc = document
-        self._status = status
-        self._headers: Headers | Iterable[tuple[str, str]] = (
-            headers if headers is not None else NO_HEADERS
-        )
-        self._partial = partial
-        self._inherited = curies  # the CURIEs of the resources that embed this one
-        self._links: RelationMap[L | list[L]] | None = None
-        self._embedded: RelationMap[Self | list[Self]] | None = None
-        self._index: _core.RelIndex | None = None
-        self._attributes: dict[str, Any] | None = None  # relations read as attributes
+        pass  # the native base's __new__ took every argument
 
     @classmethod
     def _make(
@@ -85,7 +78,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         session: Session,
         document: Mapping[str, Any],
         status: int | None,
-        headers: Headers | Iterable[tuple[str, str]],
+        headers: Headers | Iterable[tuple[str, str]] | None,
         partial: bool,
         curies: Sequence[tuple[str, str]],
     ) -> Self:
@@ -94,18 +87,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         passes them through a dict in CPython 3.11, which cost a third of building an item and
         ~350 ns of each request (BENCHMARKS.md). ``headers`` may be a reply's header pairs,
         wrapped in :class:`Headers` when first read."""
-        self = _new(cls)
-        self._session = session
-        self._doc = document
-        self._status = status
-        self._headers = headers
-        self._partial = partial
-        self._inherited = curies
-        self._links = None
-        self._embedded = None
-        self._index = None
-        self._attributes = None
-        return self
+        return _new(cls, session, document, status, headers, partial, curies)
 
     def _bound(self, session: Session) -> Self:
         """This response as seen through another client sharing the same native client (a
@@ -122,7 +104,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
     ) -> Self:
         """An embedded resource (partial, without status or headers). The items of an array
         are made by `_items`, in the core when the class allows."""
-        return cls._make(session, document, None, NO_HEADERS, True, curies)
+        return cls._make(session, document, None, None, True, curies)
 
     # Whether a class's embedded items may be made untracked by the cycle collector
     # (`_items`): only when its instances have no slot or `__dict__` beyond ours, so that
@@ -145,41 +127,10 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         promoted objects bring (BENCHMARKS.md). What a fresh item holds (its session, document
         and CURIEs) cannot lead back to it; before it keeps more (links, embedded resources,
         relations read as attributes), it is tracked again."""
-        if cls._untrackable:
-            return _untracked_items(
-                cls, documents, _SLOTS["_doc"], _item_slots(cls, session, curies)
-            )
-        item = cls._item
-        return [item(session, d, curies) for d in documents]
+        return _resource_items(cls, session, documents, curies, cls._untrackable)
 
-    # --- the state (Mapping protocol) -------------------------------------------------------
-    def __getitem__(self, key: str) -> Any:
-        # `key in _HAL_KEYS` spelled out: ~180 instructions fewer per field read, and
-        # the same comparisons (a frozenset would raise TypeError for an unhashable key).
-        if "_links" == key or "_embedded" == key:
-            raise KeyError(key)
-        return self._doc[key]
-
-    def __contains__(self, key: object) -> bool:
-        return key in self._doc and key not in _HAL_KEYS
-
-    def __iter__(self) -> Iterator[str]:
-        return (k for k in self._doc if k not in _HAL_KEYS)
-
-    def __len__(self) -> int:
-        return len(self._doc) - sum(1 for k in _HAL_KEYS if k in self._doc)
-
-    @property
-    def data(self) -> dict[str, Any]:
-        """The state as a new ``dict`` (a deep copy: change it freely).
-
-        >>> client.get_creditors(reference="democreditor").data
-        {'reference': 'democreditor', 'name': 'Demo Creditor SAS'}
-        """
-        doc = self._doc
-        if isinstance(doc, _core.Document):  # it converts objects and arrays afresh already
-            return doc.state()
-        return {k: copy.deepcopy(v) for k, v in doc.items() if k not in _HAL_KEYS}
+    # --- the state (Mapping protocol): `__getitem__`, `__contains__`, `__iter__`, `__len__`,
+    # `get` and `data` are the native base's -----------------------------------------------
 
     # --- relations ---------------------------------------------------------------------------
     _link_type: type[L]  # each face's kind of link
@@ -196,12 +147,12 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         >>> root.links["self"].href == server.base_url + "/"
         True
         """
-        links = self._links
+        links = self._link_map
         if links is None:
             if not _is_tracked(self):  # an embedded item about to keep objects (`_items`)
                 _track(self)
             raw = self._doc.get("_links") or {}
-            links = self._links = LinkMap(
+            links = self._link_map = LinkMap(
                 raw, self._session, self._doc, self._inherited, self._link_type
             )
             attributes = self._attributes
@@ -221,12 +172,12 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         >>> len(mandates), mandates[0].partial, mandates[0]["reference"]
         (20, True, 'MND-0001')
         """
-        embedded = self._embedded
+        embedded = self._embedded_map
         if embedded is None:
             if not _is_tracked(self):  # an embedded item about to keep objects (`_items`)
                 _track(self)
             raw = self._doc.get("_embedded") or {}
-            embedded = self._embedded = EmbeddedMap(
+            embedded = self._embedded_map = EmbeddedMap(
                 raw, self._session, self._doc, self._inherited, type(self)
             )
         return embedded
@@ -252,7 +203,7 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
             if type(doc) is _Document:  # a response's: looked up by the core, nothing converted
                 session = self._session
                 rel, is_link, href, templated = session.rels.attribute(doc, self._inherited, name)
-                if href is not None and self._links is None:
+                if href is not None and self._link_map is None:
                     # Built without the link map, which takes it in when made (`links`).
                     link = self._link_type._plain(session, rel, href, templated)
                     attributes[name] = link
@@ -281,13 +232,9 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         return sorted(set(super().__dir__()) | set(self._all_relations().attribute_names()))
 
     # --- response facts ----------------------------------------------------------------------
-    @property
-    def url(self) -> str | None:
-        """The absolute ``self`` href (also from an array of one ``self`` link), or ``None``.
-
-        >>> client.get_creditors(reference="democreditor").url
-        'http://127.0.0.1:.../creditors/democreditor'
-        """
+    def _url_of_self(self) -> str | None:
+        """``url`` (the native base's) of a ``self`` link it does not read itself: templated,
+        an array of one, with more members, or in a document that is a plain mapping."""
         link = _only_link(self._doc, "self")
         return None if link is None else self._link_url(link, "self")
 
@@ -308,6 +255,8 @@ class _ResourceBase(Mapping[str, Any], Generic[L]):
         True
         """
         headers = self._headers
+        if headers is None:  # an embedded resource's
+            return NO_HEADERS
         if not isinstance(headers, Headers):  # a reply's pairs (native), wrapped when first read
             headers = self._headers = Headers(headers)
         return headers
@@ -528,21 +477,7 @@ def attached(cls: type[R], session: Session, res: object) -> R:
     return cls._make(session, *args)
 
 
-# The descriptors of `_ResourceBase`'s slots: `_items` sets an embedded item's through them,
-# in the core, as `_item` (`_make`) does in Python.
-_SLOTS = {name: _ResourceBase.__dict__[name] for name in _ResourceBase.__slots__}
-
-
 def _printable(text: str) -> str:
     """``text`` as it is, or quoted with its escapes when it holds a newline, a control
     character or a terminal's escape sequence: a repr stays one line, and a log safe to print."""
     return text if text.isprintable() else repr(text)
-
-
-def _item_slots(
-    cls: type[_ResourceBase[Any]], session: Session, curies: Sequence[tuple[str, str]]
-) -> list[tuple[Any, Any]]:
-    """Each slot of an embedded item but `_doc`, with the value `_item` gives it: read from one
-    item `_item` makes, so that the core sets what `_make` sets, slot for slot."""
-    model = cls._item(session, {}, curies)
-    return [(slot, slot.__get__(model)) for name, slot in _SLOTS.items() if name != "_doc"]

@@ -158,6 +158,23 @@ class Session:
         telemetry = self.telemetry
         return None if telemetry is None else telemetry.start()
 
+    def request(
+        self,
+        method: str,
+        href: str,
+        variables: Mapping[str, Any] | None,
+        body: Any,
+        templated: bool | None,
+        name: str | None,
+        if_match: str | None,
+        call: Recorder | None,
+    ) -> _core._Call:
+        """The request value of one call of either face (``_core._Call``, read by position
+        in the core): its parts, the trace context of its telemetry ``call``, and this
+        session's options (``with_options``)."""
+        trace = None if call is None else call.headers
+        return (method, href, variables, body, templated, name, if_match, trace, self.options)
+
     def resolve(self, href: str) -> str:
         """The absolute URL of ``href`` (relative ones resolve against the base URL)."""
         native = self.native

@@ -100,6 +100,7 @@ def test_a_sync_peer_follows_and_reads_the_collections_as_ours(
             "mandates": ACTIVE,
             "wide": ACTIVE,
             "wide-all": ACTIVE,
+            "export": ACTIVE,
         }
     finally:
         peer.close()
@@ -155,6 +156,7 @@ def test_our_side_of_every_workload(bench: Any, either: Any, tmp_path: Path) -> 
         "mandates": ACTIVE,
         "wide": ACTIVE,
         "wide-all": ACTIVE,
+        "export": ACTIVE,
     }
     ours.close()
 
@@ -296,7 +298,7 @@ def test_the_page_has_a_cell_for_every_client_server_and_placement(bench: Any) -
         placed[f"cold/{server}"] = _rounds({**sync, bench.COLD_PYTHON: 20.0})
         placed[f"threads/{server}"] = _rounds({bench.OURS: 1.0, **dict.fromkeys(SYNC_PEERS, 0.5)})
         placed[f"rss/{server}"] = {"after_1000": 28.0, "after_100000": 28.2, "n": 100_000}
-    for which in ("mandates", "wide", "wide-all"):
+    for which in ("mandates", "wide", "wide-all", "export"):
         placed[f"collection-{which}/nginx"] = _rounds(sync)
     placed["import_ms"] = placed["import_cpu_ms"] = [20.0]
 

@@ -23,7 +23,6 @@ use crate::proxy::ProxySetting;
 use crate::records::{self, Attempt};
 use crate::request::{extra_headers, seconds, CallOptions, Prepared, Request};
 use crate::runtime::PerProcess;
-use crate::template;
 use crate::text::double_quoted;
 use crate::tls::Verify;
 use crate::transport::{header_value, Transport, TransportConfig};
@@ -84,7 +83,7 @@ struct Shared {
 
 impl Client {
     pub fn new(config: ClientConfig) -> Result<Client> {
-        let base = template::parse_base(&config.base_url)?;
+        let base = crate::url::parse_base(&config.base_url)?;
         check_scheme(&base, config.allow_http)?;
         let source = Source::new(config.credentials)?;
         let timeout = seconds("timeout", config.timeout)?;
@@ -178,13 +177,13 @@ impl Client {
 
     /// An absolute URL for `reference` (absolute, or relative to `base_url`).
     pub fn resolve(&self, reference: &str) -> Result<Url> {
-        template::resolve(&self.shared.base, reference)
+        crate::url::resolve(&self.shared.base, reference)
     }
 
     /// An absolute URL for an href the server sent: one that cannot be resolved broke the
     /// protocol (`Protocol`), where a reference the caller gave is a `Configuration` error.
     pub fn resolve_href(&self, href: &str) -> Result<Url> {
-        template::resolve_server_href(&self.shared.base, href)
+        crate::url::resolve_server_href(&self.shared.base, href)
     }
 
     /// Same scheme, host and port as `base_url`: only there do we send the bearer token.
@@ -399,7 +398,7 @@ impl Client {
             )
         })?;
         // The server's `u:pw@` is never sent as Basic credentials, nor shown (see `prepare`).
-        template::strip_userinfo(&mut url);
+        crate::url::strip_userinfo(&mut url);
         if url.scheme() == "http" && hop.url.scheme() == "https" {
             return Err(redirect_error(
                 hop,

@@ -16,7 +16,7 @@ mod shape;
 mod walk;
 
 pub use curies::in_scope;
-pub use document::{Document, Kind};
+pub use document::{is_reserved, Document, Kind};
 pub use index::parse;
 pub use limits::MAX_NESTING;
 pub use links::{simple_link, Link, OneOrMany};

@@ -86,7 +86,7 @@ impl HyperWire {
             outgoing.url.as_str().parse::<Uri>()
         } else {
             let mut url = outgoing.url.clone();
-            crate::template::strip_userinfo(&mut url);
+            crate::url::strip_userinfo(&mut url);
             url.as_str().parse::<Uri>()
         }
         .map_err(|e| format!("invalid URL: {e}"))?;
@@ -130,14 +130,16 @@ impl Wire for HyperWire {
     ) -> Result<Response, WireError> {
         let method = request.method.as_str();
         let url = request.url.as_str();
-        if driver == Driver::ThisThread {
-            // This thread's idle connections were not polled while it was away: one turn reads
-            // the pending I/O events, the next runs the woken connection tasks, so a close the
-            // server sent meanwhile is seen before the pool hands that connection out.
+        let client = pools::pooled_client(&self.lease, driver).map_err(WireError::Refused)?;
+        if driver == Driver::ThisThread && client.any_closed() {
+            // This thread's idle connections were not polled while it was away, and a socket
+            // says its server closed it: one turn reads the pending I/O events, the next runs
+            // the woken connection tasks, so the close is seen before the pool hands that
+            // connection out. Two turns (and their `epoll_wait`s) only then, not before every
+            // request.
             tokio::task::yield_now().await;
             tokio::task::yield_now().await;
         }
-        let client = pools::pooled_client(&self.lease, driver).map_err(WireError::Refused)?;
         let outgoing = self.request(request).map_err(|detail| WireFailure {
             phase: Phase::BeforeWrite,
             timeout: false,

@@ -20,4 +20,5 @@ pub mod template;
 pub mod text;
 pub mod tls;
 pub mod transport;
+pub mod url;
 pub mod wire;

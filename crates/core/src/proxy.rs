@@ -141,7 +141,7 @@ fn first_env(names: &[&str]) -> Option<String> {
 /// `url` without its user and password.
 pub fn without_userinfo(url: &url::Url) -> String {
     let mut url = url.clone();
-    crate::template::strip_userinfo(&mut url);
+    crate::url::strip_userinfo(&mut url);
     url.to_string()
 }
 

@@ -135,7 +135,7 @@ pub fn count_resends(log: &mut [Attempt]) {
 /// semantic conventions' list).
 pub fn redacted_url(url: &url::Url) -> String {
     let mut url = url.clone();
-    crate::template::strip_userinfo(&mut url);
+    crate::url::strip_userinfo(&mut url);
     let secret = |name: &str| {
         SECRET_QUERY_PARAMETERS
             .iter()

@@ -105,13 +105,13 @@ impl Target {
     /// resolved against `base` (`name` as in `new`).
     pub fn resolve(&self, base: &Url, name: Option<&str>) -> Result<Url> {
         let href = match &self.href {
-            Href::Url(href) => return template::resolve_href(base, href, self.from_document),
+            Href::Url(href) => return crate::url::resolve_href(base, href, self.from_document),
             Href::Template {
                 template,
                 variables,
             } => expand_declared(template, variables, name)?,
         };
-        template::resolve_href(base, &href, self.from_document)
+        crate::url::resolve_href(base, &href, self.from_document)
     }
 
     /// The template, moved out (a prepared request keeps it for telemetry's `url.template`).
@@ -344,7 +344,7 @@ impl Request {
         let mut url = self.target.resolve(base, self.name.as_deref())?;
         // The HTTP stack would turn userinfo into a Basic header to that origin: a link's
         // `u:pw@` (chosen by a server) is never sent, nor shown in an error or a log.
-        crate::template::strip_userinfo(&mut url);
+        crate::url::strip_userinfo(&mut url);
         let mut headers = HeaderMap::new();
         let content_type = |value| HeaderValue::from_static(value);
         let body = match (&self.method, self.body) {

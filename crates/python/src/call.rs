@@ -36,7 +36,24 @@ pub(crate) struct Call<'py>(
     Option<Bound<'py, CallOptions>>,
 );
 
-impl Call<'_> {
+impl<'py> Call<'py> {
+    /// A GET of a link (`Link.__call__`): no body, `If-Match` or extra headers.
+    pub(crate) fn get(
+        py: Python<'py>,
+        href: String,
+        variables: Option<Bound<'py, PyAny>>,
+        templated: bool,
+        name: String,
+        options: Option<Bound<'py, CallOptions>>,
+    ) -> PyResult<Self> {
+        let method = pyo3::intern!(py, "GET").extract::<PyBackedStr>()?;
+        let (body, if_match, headers) = (None, None, None);
+        let (templated, name) = (Some(templated), Some(name));
+        Ok(Call(
+            method, href, variables, body, templated, name, if_match, headers, options,
+        ))
+    }
+
     /// The core request of this call, checked, expanded and resolved by `core`.
     pub(crate) fn prepare(self, core: &Client) -> Fallible<Prepared> {
         let Call(method, href, variables, body, templated, name, if_match, headers, options) = self;

@@ -196,7 +196,7 @@ impl NativeClient {
 
     /// The absolute URL of an href the server sent (relative ones resolve against base_url).
     fn resolve(&self, reference: &str) -> Fallible<String> {
-        Ok(self.core()?.resolve_href(reference)?.to_string())
+        self.resolve_server_href(reference)
     }
 
     #[getter]
@@ -248,7 +248,7 @@ impl NativeClient {
     /// and the template (`telemetry.rs`). Returns (status, headers: an iterable of (name,
     /// value) pairs, made when iterated, document or None for an empty body).
     #[pyo3(signature = (call, recorder=None))]
-    fn send<'py>(
+    pub(crate) fn send<'py>(
         &self,
         py: Python<'py>,
         call: Call<'py>,
@@ -344,6 +344,11 @@ impl NativeClient {
             provider: provider.clone(),
             event_loop: Arc::new(event_loop.unbind()),
         }))
+    }
+
+    /// The absolute URL of an href the server sent, as `resolve` gives it to Python.
+    pub(crate) fn resolve_server_href(&self, href: &str) -> Fallible<String> {
+        Ok(self.core()?.resolve_href(href)?.to_string())
     }
 
     /// The core, or the error of a closed client (a call that raced `close`).

@@ -17,6 +17,7 @@ use std::sync::OnceLock;
 use bytes::Bytes;
 use jiter::{PythonParse, StringCacheMode};
 use pyo3::exceptions::PyKeyError;
+use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
@@ -121,6 +122,53 @@ impl Document {
         Ok(Some(view.cast_into::<Links>()?))
     }
 
+    /// Where the state's field `name` is: `None` for a missing one and for `_links` and
+    /// `_embedded` (`Resource["_links"]` is a `KeyError`, as for any name not in the state).
+    fn find_state(&self, name: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
+        Ok(self
+            .find(name)?
+            .filter(|at| !hal::is_reserved(self.doc.name(*at))))
+    }
+
+    /// The state's field `name` as a read gives it, or `None` (see `find_state`).
+    pub(crate) fn state_field<'py>(
+        &self,
+        name: &Bound<'py, PyAny>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        match self.find_state(name)? {
+            Some(at) => self.value(name.py(), at).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    pub(crate) fn has_state_field(&self, name: &Bound<'_, PyAny>) -> PyResult<bool> {
+        Ok(self.find_state(name)?.is_some())
+    }
+
+    /// The state's names, in document order.
+    pub(crate) fn state_keys<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyList>> {
+        let names = (0..self.values.len()).filter(|at| !hal::is_reserved(self.doc.name(*at)));
+        PyList::new(py, names.map(|at| self.key(py, at)))
+    }
+
+    pub(crate) fn state_len(&self) -> usize {
+        self.doc
+            .names()
+            .filter(|name| !hal::is_reserved(name))
+            .count()
+    }
+
+    /// The `self` link as `Resource.url` reads it from the index, without Python objects.
+    pub(crate) fn self_link(&self) -> SelfLink {
+        match self.doc.link_text("self") {
+            None => SelfLink::Absent,
+            Some(text) => match hal::simple_link(text) {
+                Some((href, false)) => SelfLink::Plain(href),
+                _ => SelfLink::Other,
+            },
+        }
+    }
+
     fn find(&self, name: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
         // Only str keys exist, and none with a lone surrogate (the body is UTF-8).
         match name.cast::<PyString>().map(|name| name.to_str()) {
@@ -130,6 +178,15 @@ impl Document {
     }
 }
 
+/// A document's `self` link, for `Resource.url`.
+pub(crate) enum SelfLink {
+    Absent,
+    /// `{"href": …}` (or with `"templated": false`): the href as sent.
+    Plain(String),
+    /// Templated, an array, or with other members: read by the Python layer.
+    Other,
+}
+
 /// The Python value of a scalar the indexing pass validated, for the usual ones without a
 /// parser: a string without escapes, `true`, `false`, `null`, an integer of up to 18 digits
 /// (~150 instructions fewer than setting up jiter's parser, per field read; BENCHMARKS.md).
@@ -137,9 +194,16 @@ impl Document {
 fn simple_scalar<'py>(py: Python<'py>, raw: &[u8]) -> Option<Bound<'py, PyAny>> {
     match raw {
         [b'"', text @ .., b'"'] if !text.contains(&b'\\') => {
-            // Valid UTF-8 (the whole body is) and JSON (no raw control characters): as is.
-            let text = std::str::from_utf8(text).ok()?;
-            Some(PyString::new(py, text).into_any())
+            // JSON (no raw control characters) in a body of valid UTF-8: as is, decoded by
+            // Python alone (checking the UTF-8 in Rust first was ~4% of reading a page).
+            let length = ffi::Py_ssize_t::try_from(text.len()).ok()?;
+            // SAFETY: the pointer and length of a live byte slice; Python copies it.
+            #[allow(unsafe_code)]
+            let made = unsafe { ffi::PyUnicode_FromStringAndSize(text.as_ptr().cast(), length) };
+            // SAFETY: a new reference, or null with an error set (then read by jiter).
+            #[allow(unsafe_code)]
+            let made = unsafe { Bound::from_owned_ptr_or_err(py, made) };
+            made.ok()
         }
         b"true" => Some(PyBool::new(py, true).to_owned().into_any()),
         b"false" => Some(PyBool::new(py, false).to_owned().into_any()),
@@ -249,7 +313,7 @@ impl Document {
     /// The state as a new dict: every field but `_links` and `_embedded`, each as a read
     /// gives it (a scalar kept, an object or array converted afresh). `Resource.data` in one
     /// call, without making the `_links` view or `_embedded`'s documents only to drop them.
-    fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+    pub(crate) fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let state = PyDict::new(py);
         for at in 0..self.values.len() {
             if !matches!(self.doc.kind(at), Kind::Links | Kind::Embedded) {

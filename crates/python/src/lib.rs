@@ -8,10 +8,12 @@ mod client_async;
 mod convert;
 mod document;
 mod errors;
+mod link;
 mod observed;
 mod provider;
 mod rels;
 mod reply;
+mod resource;
 mod sandbox;
 mod shutdown;
 mod telemetry;
@@ -30,7 +32,11 @@ mod _core {
     #[pymodule_export]
     use super::document::{Document, Links};
     #[pymodule_export]
+    use super::link::LinkCore;
+    #[pymodule_export]
     use super::rels::{RelCache, RelIndex};
+    #[pymodule_export]
+    use super::resource::{resource_items, ResourceCore};
     #[pymodule_export]
     use super::sandbox::request::SandboxRequest;
     #[pymodule_export]
@@ -46,7 +52,7 @@ mod _core {
     #[pymodule_export]
     use super::token::PyToken;
     #[pymodule_export]
-    use super::untracked::{track, untracked_items};
+    use super::untracked::track;
 
     use pyo3::prelude::*;
 

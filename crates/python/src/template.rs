@@ -116,7 +116,7 @@ pub fn expand_target(
     name: Option<&str>,
 ) -> Fallible<String> {
     let target = target_from(href, variables, templated, name)?;
-    let base = template::parse_base(base_url)?;
+    let base = rp_core::url::parse_base(base_url)?;
     Ok(target.resolve(&base, name)?.to_string())
 }
 

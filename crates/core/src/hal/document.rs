@@ -216,3 +216,9 @@ impl fmt::Debug for Document {
         f.debug_list().entries(self.names()).finish()
     }
 }
+
+/// Whether `name` is `_links` or `_embedded`: a field of the document that is not part of a
+/// resource's state.
+pub fn is_reserved(name: &str) -> bool {
+    name == super::walk::LINKS || name == super::walk::EMBEDDED
+}

@@ -4,8 +4,9 @@
 //! is used when the server picks it by ALPN.
 
 use std::future::Future;
+use std::os::fd::{AsRawFd, RawFd};
 use std::pin::Pin;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, Weak};
 use std::task::{Context, Poll};
 
 use http::uri::Scheme;
@@ -33,10 +34,16 @@ pub(super) struct Connector {
     /// To an `https://` proxy, which is spoken to in HTTP/1.1 only.
     tls_to_proxy: TlsConnector,
     routes: Option<Arc<Matcher>>,
+    /// The pool's HTTP/1 sockets, for its check before reuse.
+    sockets: Sockets,
 }
 
 impl Connector {
-    pub(super) fn new(tls: ClientConfig, routes: Option<Arc<Matcher>>) -> Connector {
+    pub(super) fn new(
+        tls: ClientConfig,
+        routes: Option<Arc<Matcher>>,
+        sockets: Sockets,
+    ) -> Connector {
         let mut tcp = HttpConnector::new();
         tcp.enforce_http(false); // https:// destinations are ours to wrap in TLS
         tcp.set_nodelay(true);
@@ -47,6 +54,7 @@ impl Connector {
             tls: TlsConnector::from(Arc::new(tls)),
             tls_to_proxy: TlsConnector::from(Arc::new(to_proxy)),
             routes,
+            sockets,
         }
     }
 
@@ -68,18 +76,23 @@ impl Connector {
             Some(proxy) => (to_proxy.open(proxy.uri().clone()).await?.into_inner(), true),
         };
         if !https {
+            let socket = self.sockets.add(stream.fd());
             return Ok(Conn {
                 io: TokioIo::new(stream),
                 forward,
                 h2: false,
+                _socket: socket,
             });
         }
         let stream = tls(&self.tls, &dst, stream).await?;
         let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
+        // An HTTP/2 connection reads frames while idle (pings, settings): not checked.
+        let socket = (!h2).then(|| self.sockets.add(stream.get_ref().0.fd()));
         Ok(Conn {
             io: TokioIo::new(Stream::Tls(Box::new(stream))),
             forward: false,
             h2,
+            _socket: socket.flatten(),
         })
     }
 }
@@ -160,6 +173,76 @@ pub(super) enum Stream {
     Tls(Box<tokio_rustls::client::TlsStream<Stream>>),
 }
 
+impl Stream {
+    /// The socket's descriptor (of the TCP connection under any TLS).
+    fn fd(&self) -> RawFd {
+        match self {
+            Stream::Tcp(s) => s.as_raw_fd(),
+            Stream::Tls(s) => s.get_ref().0.fd(),
+        }
+    }
+}
+
+/// The HTTP/1 sockets of one pool.
+#[derive(Clone, Default)]
+pub(super) struct Sockets(Arc<Mutex<Vec<Weak<Socket>>>>);
+
+/// One connection's socket, listed as long as its `Conn` lives.
+pub(super) struct Socket {
+    fd: RawFd,
+}
+
+impl Sockets {
+    fn add(&self, fd: RawFd) -> Option<Arc<Socket>> {
+        let socket = Arc::new(Socket { fd });
+        let mut sockets = self.0.lock().ok()?;
+        sockets.retain(|s| s.strong_count() > 0);
+        sockets.push(Arc::downgrade(&socket));
+        Some(socket)
+    }
+
+    /// Whether any socket is readable: at its end (the server closed it), broken, or holding
+    /// bytes nobody asked for. For a pool whose connections are all idle, on the thread that
+    /// drives them, so that none is closed meanwhile (`HttpClient::any_closed`).
+    pub(super) fn any_readable(&self) -> bool {
+        let Ok(sockets) = self.0.lock() else {
+            return true; // unknown: as if one was
+        };
+        sockets
+            .iter()
+            .filter_map(Weak::upgrade)
+            .any(|s| s.readable())
+    }
+}
+
+impl Socket {
+    /// Whether a read would not wait: a byte, the end, or an error. One `recv` that peeks
+    /// without waiting (the socket is non-blocking; `MSG_DONTWAIT` says so again).
+    fn readable(&self) -> bool {
+        let mut byte = [0u8; 1];
+        // SAFETY: `fd` is the socket of a live `Conn` (this `Socket` is only reached while it
+        // is: `Weak::upgrade`), on the thread that drives it; `byte` is a valid buffer of the
+        // length given, and a peek consumes nothing.
+        #[allow(unsafe_code)]
+        let read = unsafe {
+            libc::recv(
+                self.fd,
+                byte.as_mut_ptr().cast(),
+                byte.len(),
+                libc::MSG_PEEK | libc::MSG_DONTWAIT,
+            )
+        };
+        if read >= 0 {
+            return true;
+        }
+        let error = std::io::Error::last_os_error().kind();
+        !matches!(
+            error,
+            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+        )
+    }
+}
+
 impl AsyncRead for Stream {
     fn poll_read(
         self: Pin<&mut Self>,
@@ -224,6 +307,8 @@ pub(super) struct Conn {
     io: TokioIo<Stream>,
     forward: bool,
     h2: bool,
+    /// Its entry in the pool's `Sockets` (an HTTP/1 connection's), listed while it lives.
+    _socket: Option<Arc<Socket>>,
 }
 
 impl Connection for Conn {

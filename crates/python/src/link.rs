@@ -1,0 +1,248 @@
+//! `_LinkCore`: the native base of `Link` and `AsyncLink`
+//! (python/recurring_payments/_link_base.py). It holds a link's fields, and its call is the
+//! sync face's GET in one native slot: the request is sent by the native client and the
+//! `Resource` made here, with no Python frame between the caller and the core (the frames of
+//! `Link.__call__`, `_send` and `Resource._make` were a fifth of a warm follow's instructions).
+//! A deprecated link, a call with telemetry, or one under gevent or eventlet goes through the
+//! Python method `_get`, which handles each.
+
+use crate::call::{Call, CallOptions};
+use crate::client::NativeClient;
+use crate::resource::{new_of_type, new_resource};
+
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyTuple, PyType};
+use pyo3::{PyTraverseError, PyVisit};
+
+/// A link's fields, under the names `_LinkBase` had as slots.
+#[pyclass(module = "recurring_payments._core", name = "_LinkCore", subclass)]
+pub struct LinkCore {
+    #[pyo3(get, set, name = "_session")]
+    session: Option<Py<PyAny>>,
+    /// The template's variable names, parsed on first use.
+    #[pyo3(get, set, name = "_variables")]
+    variables: Option<Py<PyAny>>,
+    /// The full relation.
+    ///
+    /// >>> client.get_creditors.rel
+    /// '...#get-creditors'
+    #[pyo3(get, set)]
+    rel: Option<Py<PyAny>>,
+    /// The href as sent: a template when ``templated``.
+    ///
+    /// >>> client.get_creditors.href
+    /// 'http://127.0.0.1:.../creditors{?reference}'
+    #[pyo3(get, set)]
+    href: Option<Py<PyAny>>,
+    /// Whether ``href`` is an RFC 6570 template.
+    ///
+    /// >>> client.get_creditors.templated, client.create_orders.templated
+    /// (True, False)
+    #[pyo3(get, set)]
+    templated: bool,
+    /// The link's ``title``, or ``None``.
+    ///
+    /// >>> print(client.get_creditors.title)
+    /// None
+    #[pyo3(get, set)]
+    title: Option<Py<PyAny>>,
+    /// The link's ``name`` (among links of one relation), or ``None``.
+    ///
+    /// >>> print(client.get_creditors.name)
+    /// None
+    #[pyo3(get, set)]
+    name: Option<Py<PyAny>>,
+    /// The media type the link's target is expected to have, or ``None``.
+    ///
+    /// >>> print(client.get_creditors.type)
+    /// None
+    #[pyo3(get, set, name = "type")]
+    kind: Option<Py<PyAny>>,
+    /// The link's ``profile`` URI, or ``None``.
+    ///
+    /// >>> print(client.get_creditors.profile)
+    /// None
+    #[pyo3(get, set)]
+    profile: Option<Py<PyAny>>,
+    /// A URL saying why the link is deprecated, or ``None``; calling a deprecated link
+    /// warns (``DeprecationWarning``).
+    ///
+    /// >>> print(client.get_creditors.deprecation)
+    /// None
+    #[pyo3(get, set)]
+    deprecation: Option<Py<PyAny>>,
+    /// The language of the link's target, or ``None``.
+    ///
+    /// >>> print(client.get_creditors.hreflang)
+    /// None
+    #[pyo3(get, set)]
+    hreflang: Option<Py<PyAny>>,
+}
+
+/// `sys.modules`, to see whether gevent's or eventlet's patcher was imported.
+static MODULES: PyOnceLock<Py<PyDict>> = PyOnceLock::new();
+
+/// Whether gevent or eventlet may have patched the process: a wait then runs on the hub's
+/// thread pool (`_green._blocking`), in Python.
+fn green(py: Python<'_>) -> PyResult<bool> {
+    let modules = MODULES.get_or_try_init(py, || -> PyResult<Py<PyDict>> {
+        Ok(py
+            .import("sys")?
+            .getattr("modules")?
+            .cast_into::<PyDict>()?
+            .unbind())
+    })?;
+    let modules = modules.bind(py);
+    Ok(modules.contains(intern!(py, "gevent.monkey"))?
+        || modules.contains(intern!(py, "eventlet.patcher"))?)
+}
+
+#[pymethods]
+impl LinkCore {
+    /// Every field unset (`None`, not templated): `_LinkBase.__init__` sets them.
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn new(_args: &Bound<'_, PyAny>, _kwargs: Option<&Bound<'_, PyAny>>) -> Self {
+        LinkCore {
+            session: None,
+            variables: None,
+            rel: None,
+            href: None,
+            templated: false,
+            title: None,
+            name: None,
+            kind: None,
+            profile: None,
+            deprecation: None,
+            hreflang: None,
+        }
+    }
+
+    /// A link of `cls` with `href` and `templated` alone (what `_LinkBase._plain` makes).
+    #[classmethod]
+    fn _plain<'py>(
+        cls: &Bound<'py, PyType>,
+        session: Py<PyAny>,
+        rel: Py<PyAny>,
+        href: Py<PyAny>,
+        templated: bool,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let link = new_of_type::<LinkCore>(cls, &PyTuple::empty(cls.py()))?;
+        {
+            let mut fields = link.cast::<LinkCore>()?.borrow_mut();
+            fields.session = Some(session);
+            fields.rel = Some(rel);
+            fields.href = Some(href);
+            fields.templated = templated;
+        }
+        Ok(link)
+    }
+
+    /// GET this link; same as :meth:`get`. Template variables are keyword arguments.
+    ///
+    /// >>> client.get_creditors(reference="democreditor").status
+    /// 200
+    /// >>> client.get_creditors("democreditor")
+    /// Traceback (most recent call last):
+    /// ...
+    /// TypeError: ... as keyword arguments: get_creditors(reference=...)
+    //
+    // `Link.__call__` (the sync face's; `AsyncLink` has its own), as a method rather than the
+    // slot: its signature then reads as the twin's, `(self, *positional, **variables)`.
+    #[pyo3(signature = (*positional, **variables), text_signature = "(self, *positional, **variables)")]
+    fn _call<'py>(
+        slf: &Bound<'py, Self>,
+        positional: &Bound<'py, PyTuple>,
+        variables: Option<Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        if !positional.is_empty() {
+            // Template variables are keywords: the link says which (`_LinkBase`).
+            let error = slf.call_method0(intern!(py, "_positional_error"))?;
+            return Err(PyErr::from_value(error));
+        }
+        let fields = {
+            let me = slf.borrow();
+            match (&me.deprecation, &me.session, &me.href, &me.rel) {
+                (None, Some(session), Some(href), Some(rel)) => Some((
+                    session.bind(py).clone(),
+                    href.bind(py).extract::<String>(),
+                    rel.bind(py).extract::<String>(),
+                    me.templated,
+                )),
+                _ => None,
+            }
+        };
+        let slow = |variables: Option<Bound<'py, PyDict>>| {
+            let variables = variables.unwrap_or_else(|| PyDict::new(py));
+            slf.call_method1(intern!(py, "_get"), (variables,))
+        };
+        // With telemetry, `_get` sends with the recorder started here.
+        let recording = |variables: Option<Bound<'py, PyDict>>, recorder| {
+            let variables = variables.unwrap_or_else(|| PyDict::new(py));
+            slf.call_method1(intern!(py, "_get"), (variables, recorder))
+        };
+        let Some((session, Ok(href), Ok(rel), templated)) = fields else {
+            return slow(variables);
+        };
+        let native = session.getattr(intern!(py, "native"))?;
+        let Ok(native) = native.cast::<NativeClient>() else {
+            return slow(variables); // a closed or detached client: its error, from Python
+        };
+        if green(py)? {
+            return slow(variables);
+        }
+        // Telemetry on (the default) records nothing unless an SDK is configured or the
+        // context has a span: its `start` says so (None), and the call stays native.
+        let telemetry = session.getattr(intern!(py, "telemetry"))?;
+        if !telemetry.is_none() {
+            let recorder = telemetry.call_method0(intern!(py, "start"))?;
+            if !recorder.is_none() {
+                return recording(variables, recorder);
+            }
+        }
+        let options = session.getattr(intern!(py, "options"))?;
+        let options = match options.is_none() {
+            true => None,
+            false => Some(options.cast_into::<CallOptions>()?),
+        };
+        let variables = variables.map(Bound::into_any);
+        let call = Call::get(py, href, variables, templated, rel, options)?;
+        let reply = native.get().send(py, call, None)?;
+        let resource_type = slf.get_type().getattr(intern!(py, "_resource_type"))?;
+        new_resource(resource_type.cast::<PyType>()?, &session, reply)
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        for member in [
+            &self.session,
+            &self.variables,
+            &self.rel,
+            &self.href,
+            &self.title,
+            &self.name,
+            &self.kind,
+            &self.profile,
+            &self.deprecation,
+            &self.hreflang,
+        ] {
+            visit.call(member)?;
+        }
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        self.session = None;
+        self.variables = None;
+        self.rel = None;
+        self.href = None;
+        self.title = None;
+        self.name = None;
+        self.kind = None;
+        self.profile = None;
+        self.deprecation = None;
+        self.hreflang = None;
+    }
+}

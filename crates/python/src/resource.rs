@@ -1,0 +1,379 @@
+//! `_ResourceCore`: the native base of `Resource` and `AsyncResource`
+//! (python/recurring_payments/_resource_base.py). It holds a resource's state and answers the
+//! reads a loop over a page makes thousands of times (`res["field"]`, `in`, `len`, `iter`,
+//! `get`, `data`, `url`) in native slots: a Python method for each was most of the time of
+//! reading a whole page (~200 ns a field, ~1 µs a `url`, BENCHMARKS.md). The Python classes
+//! keep the relations, the navigation, the display and pickling.
+//!
+//! The document is a `Document` (a response's body, read through its index) or, for an empty
+//! body or a resource made from a mapping, any Python mapping, read through its methods.
+
+use crate::client::NativeClient;
+use crate::document::{Document, SelfLink};
+use crate::untracked::untrack;
+
+use pyo3::exceptions::{PyKeyError, PyTypeError};
+use pyo3::ffi;
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
+use pyo3::{PyTraverseError, PyTypeInfo, PyVisit};
+
+/// What every resource holds, under the names `_ResourceBase` reads; `url` is the resolved
+/// `self` href, kept once read.
+#[pyclass(module = "recurring_payments._core", name = "_ResourceCore", subclass)]
+pub struct ResourceCore {
+    #[pyo3(get, name = "_session")]
+    session: Option<Py<PyAny>>,
+    #[pyo3(get, name = "_doc")]
+    doc: Option<Py<PyAny>>,
+    #[pyo3(get, name = "_status")]
+    status: Option<Py<PyAny>>,
+    /// `Headers`, or a reply's header pairs until first read; `None` for none (an item).
+    #[pyo3(get, set, name = "_headers")]
+    headers: Option<Py<PyAny>>,
+    #[pyo3(get, name = "_partial")]
+    partial: bool,
+    /// The CURIEs of the resources that embed this one.
+    #[pyo3(get, name = "_inherited")]
+    inherited: Option<Py<PyAny>>,
+    #[pyo3(get, set, name = "_link_map")]
+    links: Option<Py<PyAny>>,
+    #[pyo3(get, set, name = "_embedded_map")]
+    embedded: Option<Py<PyAny>>,
+    #[pyo3(get, set, name = "_index")]
+    index: Option<Py<PyAny>>,
+    /// Relations read as attributes.
+    #[pyo3(get, set, name = "_attributes")]
+    attributes: Option<Py<PyAny>>,
+    url: Option<Py<PyAny>>,
+}
+
+impl ResourceCore {
+    /// The document, as a `Document` when it is one (what a response's always is).
+    fn document<'py>(&self, py: Python<'py>) -> Bound<'py, PyAny> {
+        match &self.doc {
+            Some(doc) => doc.bind(py).clone(),
+            None => py.None().into_bound(py), // only after the collector cleared it
+        }
+    }
+}
+
+/// The document of `slf`, read without keeping `slf` borrowed: reading a mapping that is not
+/// a `Document` runs Python code, which may set a member of the same resource.
+fn document_of<'py>(slf: &Bound<'py, ResourceCore>) -> Bound<'py, PyAny> {
+    slf.borrow().document(slf.py())
+}
+
+fn key_error(key: &Bound<'_, PyAny>) -> PyErr {
+    PyKeyError::new_err(key.clone().unbind())
+}
+
+/// Whether `key` names `_links` or `_embedded` (only a `str` can).
+fn is_hal_key(key: &Bound<'_, PyAny>) -> PyResult<bool> {
+    let text = key.cast::<PyString>().map(|text| text.to_str());
+    Ok(matches!(text, Ok(Ok(name)) if rp_core::hal::is_reserved(name)))
+}
+
+#[pymethods]
+impl ResourceCore {
+    #[new]
+    #[pyo3(signature = (session, document, status=None, headers=None, partial=false, curies=None))]
+    fn new(
+        py: Python<'_>,
+        session: Py<PyAny>,
+        document: Py<PyAny>,
+        status: Option<Py<PyAny>>,
+        headers: Option<Py<PyAny>>,
+        partial: bool,
+        curies: Option<Py<PyAny>>,
+    ) -> Self {
+        let curies = curies.unwrap_or_else(|| PyTuple::empty(py).into_any().unbind());
+        ResourceCore {
+            session: Some(session),
+            doc: Some(document),
+            status,
+            headers,
+            partial,
+            inherited: Some(curies),
+            links: None,
+            embedded: None,
+            index: None,
+            attributes: None,
+            url: None,
+        }
+    }
+
+    fn __getitem__<'py>(
+        slf: &Bound<'py, Self>,
+        key: &Bound<'py, PyAny>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let doc = document_of(slf);
+        if let Ok(doc) = doc.cast::<Document>() {
+            return doc.get().state_field(key)?.ok_or_else(|| key_error(key));
+        }
+        if is_hal_key(key)? {
+            return Err(key_error(key));
+        }
+        doc.get_item(key)
+    }
+
+    /// The value of the state's field ``key``, or ``default`` when there is none.
+    ///
+    /// >>> creditor = client.get_creditors(reference="democreditor")
+    /// >>> creditor.get("name"), creditor.get("missing"), creditor.get("_links", 0)
+    /// ('Demo Creditor SAS', None, 0)
+    #[pyo3(signature = (key, default=None, /))]
+    fn get<'py>(
+        slf: &Bound<'py, Self>,
+        key: &Bound<'py, PyAny>,
+        default: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let doc = document_of(slf);
+        if let Ok(doc) = doc.cast::<Document>() {
+            return Ok(doc.get().state_field(key)?.or(default));
+        }
+        match Self::__getitem__(slf, key) {
+            Ok(value) => Ok(Some(value)),
+            Err(e) if e.is_instance_of::<PyKeyError>(slf.py()) => Ok(default),
+            Err(e) => Err(e),
+        }
+    }
+
+    fn __contains__(slf: &Bound<'_, Self>, key: &Bound<'_, PyAny>) -> PyResult<bool> {
+        let doc = document_of(slf);
+        if let Ok(doc) = doc.cast::<Document>() {
+            return doc.get().has_state_field(key);
+        }
+        Ok(doc.contains(key)? && !is_hal_key(key)?)
+    }
+
+    fn __iter__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        Ok(state_keys(slf)?.into_any().try_iter()?.into_any())
+    }
+
+    fn __len__(slf: &Bound<'_, Self>) -> PyResult<usize> {
+        let doc = document_of(slf);
+        if let Ok(doc) = doc.cast::<Document>() {
+            return Ok(doc.get().state_len());
+        }
+        Ok(state_keys(slf)?.len())
+    }
+
+    /// The state as a new ``dict`` (a deep copy: change it freely).
+    ///
+    /// >>> client.get_creditors(reference="democreditor").data
+    /// {'reference': 'democreditor', 'name': 'Demo Creditor SAS'}
+    #[getter]
+    fn data<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyDict>> {
+        let doc = document_of(slf);
+        if let Ok(doc) = doc.cast::<Document>() {
+            // It converts objects and arrays afresh already.
+            return doc.get().state(slf.py());
+        }
+        let py = slf.py();
+        let deepcopy = py
+            .import(intern!(py, "copy"))?
+            .getattr(intern!(py, "deepcopy"))?;
+        let data = PyDict::new(py);
+        for key in state_keys(slf)?.iter() {
+            data.set_item(&key, deepcopy.call1((doc.get_item(&key)?,))?)?;
+        }
+        Ok(data)
+    }
+
+    /// The absolute ``self`` href (also from an array of one ``self`` link), or ``None``.
+    ///
+    /// >>> client.get_creditors(reference="democreditor").url
+    /// 'http://127.0.0.1:.../creditors/democreditor'
+    #[getter]
+    fn url<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let (doc, session) = {
+            let me = slf.borrow();
+            if let Some(url) = &me.url {
+                return Ok(url.bind(py).clone());
+            }
+            let session = me.session.as_ref().map(|s| s.bind(py).clone());
+            (me.document(py), session)
+        };
+        let self_link = match doc.cast::<Document>() {
+            Ok(doc) => doc.get().self_link(),
+            Err(_) => SelfLink::Other,
+        };
+        let url = match (self_link, session) {
+            (SelfLink::Absent, _) => return Ok(py.None().into_bound(py)),
+            (SelfLink::Plain(href), Some(session)) => resolve(&session, &href)?,
+            // Templated, several members, an array, a mapping: as `_link_url` reads them.
+            _ => slf.call_method0(intern!(py, "_url_of_self"))?,
+        };
+        slf.borrow_mut().url = Some(url.clone().unbind());
+        Ok(url)
+    }
+
+    fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
+        for member in [
+            &self.session,
+            &self.doc,
+            &self.status,
+            &self.headers,
+            &self.inherited,
+            &self.links,
+            &self.embedded,
+            &self.index,
+            &self.attributes,
+            &self.url,
+        ] {
+            visit.call(member)?;
+        }
+        Ok(())
+    }
+
+    fn __clear__(&mut self) {
+        self.session = None;
+        self.doc = None;
+        self.status = None;
+        self.headers = None;
+        self.inherited = None;
+        self.links = None;
+        self.embedded = None;
+        self.index = None;
+        self.attributes = None;
+        self.url = None;
+    }
+}
+
+/// The state's names, in document order.
+fn state_keys<'py>(slf: &Bound<'py, ResourceCore>) -> PyResult<Bound<'py, PyList>> {
+    let doc = document_of(slf);
+    if let Ok(doc) = doc.cast::<Document>() {
+        return doc.get().state_keys(slf.py());
+    }
+    let keys = PyList::empty(slf.py());
+    for key in doc.try_iter()? {
+        let key = key?;
+        if !is_hal_key(&key)? {
+            keys.append(key)?;
+        }
+    }
+    Ok(keys)
+}
+
+/// `href` resolved as the session resolves a server's href: by its live native client in
+/// Rust, else (a closed or detached client) by the session's own `resolve`.
+fn resolve<'py>(session: &Bound<'py, PyAny>, href: &str) -> PyResult<Bound<'py, PyAny>> {
+    let py = session.py();
+    let native = session.getattr(intern!(py, "native"))?;
+    if let Ok(native) = native.cast::<NativeClient>() {
+        if let Ok(url) = native.get().resolve_server_href(href) {
+            return Ok(PyString::new(py, &url).into_any());
+        }
+    }
+    session.call_method1(intern!(py, "resolve"), (href,))
+}
+
+/// The resources of an embedded array: for each of `documents`, what
+/// `cls(session, document, partial=True, curies=curies)` makes, without running Python.
+///
+/// With `untracked`, each item is untracked by the cycle collector as soon as it is made, so
+/// that none is ever in a generation: the collections a 5,000-item page triggers then find
+/// nothing to traverse and promote, and trigger no full collection of the whole heap (~20 ms
+/// in a process with a large heap, BENCHMARKS.md). The caller vouches that an item of `cls`
+/// keeps nothing more than this base does until it is tracked again (`track`).
+#[pyfunction]
+pub(crate) fn resource_items<'py>(
+    cls: &Bound<'py, PyType>,
+    session: &Bound<'py, PyAny>,
+    documents: &Bound<'py, PyList>,
+    curies: &Bound<'py, PyAny>,
+    untracked: bool,
+) -> PyResult<Bound<'py, PyList>> {
+    let py = cls.py();
+    let new = tp_new_of::<ResourceCore>(cls)?;
+    let none = py.None().into_bound(py);
+    let partial = pyo3::types::PyBool::new(py, true).to_owned().into_any();
+    let mut items = Vec::with_capacity(documents.len());
+    for doc in documents.iter() {
+        let args = PyTuple::new(py, [session, &doc, &none, &none, &partial, curies])?;
+        let item = new.call(cls, &args)?;
+        if untracked {
+            untrack(&item);
+        }
+        items.push(item);
+    }
+    PyList::new(py, items)
+}
+
+/// The resource of a reply, `(status, headers, document)` (`NativeClient.send`), as
+/// `cls._make(session, document or {}, status, headers, False, ())` makes it.
+pub(crate) fn new_resource<'py>(
+    cls: &Bound<'py, PyType>,
+    session: &Bound<'py, PyAny>,
+    reply: Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = cls.py();
+    let (status, headers, document) = (reply.get_item(0)?, reply.get_item(1)?, reply.get_item(2)?);
+    let document = match document.is_none() {
+        true => PyDict::new(py).into_any(),
+        false => document,
+    };
+    let partial = pyo3::types::PyBool::new(py, false).to_owned().into_any();
+    let curies = PyTuple::empty(py).into_any();
+    let args = PyTuple::new(
+        py,
+        [session, &document, &status, &headers, &partial, &curies],
+    )?;
+    new_of_type::<ResourceCore>(cls, &args)
+}
+
+/// A new object of `cls`, a subclass of `T`, as `cls.__new__(cls, *args)` makes it.
+pub(crate) fn new_of_type<'py, T: PyTypeInfo>(
+    cls: &Bound<'py, PyType>,
+    args: &Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
+    tp_new_of::<T>(cls)?.call(cls, args)
+}
+
+/// The `tp_new` of `cls`, checked to be a subclass of `T` (whose `tp_new` it inherits).
+struct New(ffi::newfunc);
+
+fn tp_new_of<T: PyTypeInfo>(cls: &Bound<'_, PyType>) -> PyResult<New> {
+    if !cls.is_subclass_of::<T>()? {
+        return Err(PyTypeError::new_err(format!(
+            "{} is not a native resource or link class",
+            cls.name()?
+        )));
+    }
+    // SAFETY: `cls` is a live type object; `PyType_GetSlot` reads static types from 3.10 on.
+    #[allow(unsafe_code)]
+    let new = unsafe { ffi::PyType_GetSlot(cls.as_type_ptr(), ffi::Py_tp_new) };
+    if new.is_null() {
+        return Err(PyTypeError::new_err(format!(
+            "{} has no __new__",
+            cls.name()?
+        )));
+    }
+    // SAFETY: what `Py_tp_new` holds is a `newfunc`.
+    #[allow(unsafe_code)]
+    Ok(New(unsafe {
+        std::mem::transmute::<*mut std::ffi::c_void, ffi::newfunc>(new)
+    }))
+}
+
+impl New {
+    /// `cls.__new__(cls, *args)` without the lookup: the function with the type and an
+    /// argument tuple, as Python calls it.
+    fn call<'py>(
+        &self,
+        cls: &Bound<'py, PyType>,
+        args: &Bound<'py, PyTuple>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        // SAFETY: `cls`'s own `tp_new` (`tp_new_of`) with `cls` and an argument tuple, both
+        // alive; a null result sets an error.
+        #[allow(unsafe_code)]
+        unsafe {
+            let made = (self.0)(cls.as_type_ptr(), args.as_ptr(), std::ptr::null_mut());
+            Bound::from_owned_ptr_or_err(cls.py(), made)
+        }
+    }
+}
