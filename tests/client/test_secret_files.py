@@ -6,11 +6,13 @@ file content in any message or traceback frame."""
 from __future__ import annotations
 
 import asyncio
+import inspect
 import os
 import pickle
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from conftest import header
@@ -48,6 +50,15 @@ def replace(path: Path, content: str) -> None:
     os.replace(fresh, path)
 
 
+async def done(value: Any) -> Any:
+    """A call's result on either face: a sync one as it is, an async one awaited."""
+    return await value if inspect.isawaitable(value) else value
+
+
+async def close(client: rp.Client | rp.AsyncClient) -> None:
+    await done(client.aclose() if isinstance(client, rp.AsyncClient) else client.close())
+
+
 def basic_users(server: FakeServer) -> list[str]:
     import base64
 
@@ -82,23 +93,13 @@ def test_a_rotated_file_is_read_at_the_next_token_request(
     async def run() -> None:
         client = cls.from_env(prefix=PREFIX)
         try:
-            if isinstance(client, rp.AsyncClient):
-                await client.root()
-                server.add_app("file-app", NEW)  # the old secret stops working at once
-                replace(app_env, NEW + "\n")
-                server.advance_clock(961)  # the old token expires
-                assert (await client.root(refresh=True)).status == 200
-            else:
-                client.root()
-                server.add_app("file-app", NEW)
-                replace(app_env, NEW + "\n")
-                server.advance_clock(961)
-                assert client.root(refresh=True).status == 200
+            await done(client.root())
+            server.add_app("file-app", NEW)  # the old secret stops working at once
+            replace(app_env, NEW + "\n")
+            server.advance_clock(961)  # the old token expires
+            assert (await done(client.root(refresh=True))).status == 200
         finally:
-            if isinstance(client, rp.AsyncClient):
-                await client.aclose()
-            else:
-                client.close()
+            await close(client)
 
     asyncio.run(run())
     assert basic_users(server) == [f"file-app:{OLD}", f"file-app:{NEW}"]
@@ -114,16 +115,10 @@ def test_a_file_not_yet_rewritten_is_an_authentication_error(
         try:
             server.add_app("file-app", NEW)
             with pytest.raises(rp.AuthenticationError) as caught:
-                if isinstance(client, rp.AsyncClient):
-                    await client.authenticate()
-                else:
-                    client.authenticate()
+                await done(client.authenticate())
             assert OLD not in str(caught.value) and NEW not in str(caught.value)
         finally:
-            if isinstance(client, rp.AsyncClient):
-                await client.aclose()
-            else:
-                client.close()
+            await close(client)
 
     asyncio.run(run())
     # The refused secret was read again once (unchanged): no second token request with it.
@@ -149,14 +144,9 @@ def test_the_admin_password_from_a_file(
     async def run() -> str:
         client = cls.from_env(prefix=PREFIX)
         try:
-            if isinstance(client, rp.AsyncClient):
-                return (await client.authenticate()).scope
-            return client.authenticate().scope
+            return str((await done(client.authenticate())).scope)
         finally:
-            if isinstance(client, rp.AsyncClient):
-                await client.aclose()
-            else:
-                client.close()
+            await close(client)
 
     assert asyncio.run(run()) == "api_admin"
     assert basic_users(server) == ["democreditor#admin:pa55word-from-file"]
@@ -222,16 +212,10 @@ def test_a_file_that_breaks_later_fails_the_token_request_naming_it(
         app_env.unlink()
         try:
             with pytest.raises(rp.ConfigurationError) as caught:
-                if isinstance(client, rp.AsyncClient):
-                    await client.root()
-                else:
-                    client.root()
+                await done(client.root())
             return caught.value
         finally:
-            if isinstance(client, rp.AsyncClient):
-                await client.aclose()
-            else:
-                client.close()
+            await close(client)
 
     error = asyncio.run(run())
     assert str(app_env) in str(error) and "does not exist" in str(error)

@@ -13,9 +13,12 @@ import ssl
 import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import pytest
 
 
 def free_port() -> int:
@@ -234,3 +237,19 @@ def tls_missing_reason() -> str | None:
 
 def in_ci() -> bool:
     return os.environ.get("CI", "").lower() == "true"
+
+
+def started_redis() -> Iterator[RedisServer]:
+    """A real redis-server for one test, stopped after it: the body of the fleet tests' `redis`
+    fixture. Without one the test skips with the reason, except under CI=true, where it fails
+    (.ci/run installs it)."""
+    reason = missing_reason()
+    if reason is not None:
+        if in_ci():
+            pytest.fail(f"fleet tests need Redis under CI: {reason}")
+        pytest.skip(reason)
+    server = RedisServer().start()
+    try:
+        yield server
+    finally:
+        server.close()

@@ -18,7 +18,7 @@ import otel_kit
 import pytest
 from opentelemetry import trace as otel_trace
 from opentelemetry.trace import StatusCode
-from redis_server import RedisServer, free_port, in_ci, missing_reason, store_keys
+from redis_server import RedisServer, free_port, started_redis, store_keys
 
 import recurring_payments as rp
 from recurring_payments.testing import FakeServer
@@ -31,19 +31,9 @@ PERIOD = TTL - LEEWAY
 
 @pytest.fixture
 def redis() -> Iterator[RedisServer]:
-    """A real redis-server for the test. Without one the test skips with the reason, except
-    under CI=true, where it fails (.ci/run installs it). (Not in a conftest.py here: a second
-    module named `conftest` would shadow tests/conftest.py for `from conftest import ...`.)"""
-    reason = missing_reason()
-    if reason is not None:
-        if in_ci():
-            pytest.fail(f"fleet tests need Redis under CI: {reason}")
-        pytest.skip(reason)
-    server = RedisServer().start()
-    try:
-        yield server
-    finally:
-        server.close()
+    """A real redis-server for the test (`redis_server.started_redis`). (Not in a conftest.py
+    here: a second module named `conftest` would shadow tests/conftest.py.)"""
+    yield from started_redis()
 
 
 def test_clients_in_one_process_share_one_token(server: FakeServer, redis: RedisServer) -> None:

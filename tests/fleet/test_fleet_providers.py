@@ -8,7 +8,7 @@ import asyncio
 from collections.abc import Iterator
 
 import pytest
-from redis_server import RedisServer, in_ci, missing_reason, store_keys
+from redis_server import RedisServer, started_redis, store_keys
 
 import recurring_payments as rp
 from recurring_payments.testing import FakeServer
@@ -20,18 +20,9 @@ NEW = "fleet-new-secret-c47e"
 
 @pytest.fixture
 def redis() -> Iterator[RedisServer]:
-    """A real redis-server, as tests/fleet/test_fleet.py starts it (skipped without one,
-    except under CI)."""
-    reason = missing_reason()
-    if reason is not None:
-        if in_ci():
-            pytest.fail(f"fleet tests need Redis under CI: {reason}")
-        pytest.skip(reason)
-    server = RedisServer().start()
-    try:
-        yield server
-    finally:
-        server.close()
+    """A real redis-server for the test (`redis_server.started_redis`). (Not in a conftest.py
+    here: a second module named `conftest` would shadow tests/conftest.py.)"""
+    yield from started_redis()
 
 
 @pytest.fixture
