@@ -186,7 +186,8 @@ class _Abort:
 
 @final
 class NativeClient:
-    """The native client; one per `recurring_payments.Client`."""
+    """The native client; one per `recurring_payments.Client`, and one per identity derived from
+    it (`with_credentials`)."""
 
     def __new__(
         cls,
@@ -202,13 +203,14 @@ class NativeClient:
     def with_credentials(
         self, credentials: Any, *, provider_name: str | None = None
     ) -> NativeClient:
-        """A client acting with other credentials (or provider): the same settings,
-        connections and token store, its own token and token flight. No I/O."""
+        """A client acting with `credentials` (or the provider `provider_name` names): this one's
+        settings, connections and token store, its own token and token flight. No I/O."""
     @property
     def token(self) -> Token | None: ...
     def close(self) -> None:
-        """Let the core and its hold on the connection pools go; later calls raise
-        RuntimeError. The original's close closes every client made by ``with_credentials``."""
+        """Let the core go (calls in flight finish with their own reference): idle connections
+        close once no other client uses the same pool. Later calls raise RuntimeError. The
+        original client's close closes every identity derived from it."""
     def authenticate(
         self,
         *,
