@@ -164,7 +164,7 @@ class AsyncClient(_ClientBase[AsyncCredentialsSource]):
         >>> aclient.parse_notification(body)["name"]
         'Demo Creditor SAS'
         """
-        document, _ = read_notification(self._base_url, body, self._max_response_size)
+        document, _ = read_notification(self._base_url, body, self._config.max_response_size)
         return AsyncResource._make(self._session, document, None, NO_HEADERS, False, ())
 
     async def verify_notification(self, body: bytes | str, /) -> AsyncResource:
@@ -176,7 +176,7 @@ class AsyncClient(_ClientBase[AsyncCredentialsSource]):
         >>> asyncio.run(aclient.verify_notification(body)).status
         200
         """
-        _, url = read_notification(self._base_url, body, self._max_response_size)
+        _, url = read_notification(self._base_url, body, self._config.max_response_size)
         return await _send(self._session, "GET", url, templated=False)
 
     async def aclose(self) -> None:

@@ -181,7 +181,7 @@ class Client(_ClientBase[CredentialsSource]):
         ...
         recurring_payments.errors.ProtocolError: notification refused: its self link ...
         """
-        document, _ = read_notification(self._base_url, body, self._max_response_size)
+        document, _ = read_notification(self._base_url, body, self._config.max_response_size)
         return Resource._make(self._session, document, None, NO_HEADERS, False, ())
 
     def verify_notification(self, body: bytes | str, /) -> Resource:
@@ -196,7 +196,7 @@ class Client(_ClientBase[CredentialsSource]):
         >>> creditor["name"], creditor.status
         ('Demo Creditor SAS', 200)
         """
-        _, url = read_notification(self._base_url, body, self._max_response_size)
+        _, url = read_notification(self._base_url, body, self._config.max_response_size)
         return _send(self._session, "GET", url, templated=False)
 
     def close(self) -> None:

@@ -342,7 +342,7 @@ class _ClientBase(Generic[_Src]):
         self._credentials = credentials
         self._total_timeout: float = settings.total_timeout
         self._extra_headers: list[tuple[str, str]] = settings.headers
-        self._max_response_size: int = settings.max_response_size  # notifications' limit too
+        self._config = settings  # the checked settings (notifications read their size limit)
         # What `with_options` starts from: timeout, connect_timeout, total_timeout, retries.
         self._call_settings = (
             settings.timeout,

@@ -12,8 +12,9 @@ import numbers
 import operator
 import os
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 from ._credentials import AdminCredentials, AppCredentials
 from .errors import ConfigurationError
@@ -48,79 +49,9 @@ _RESERVED_HEADERS = {
     "proxy-connection": "the client manages its connections",
 }
 
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    """Every setting in the type the native client takes."""
-
-    base_url: str
-    profile: str
-    rel_namespace: str | None
-    timeout: float
-    connect_timeout: float
-    total_timeout: float
-    retries: int
-    token_leeway: float
-    max_response_size: int
-    allow_http: bool
-    verify: bool | str
-    user_agent: str | None
-    headers: list[tuple[str, str]]
-    telemetry: bool
-    token_store: str | None = None
-    request_id_headers: tuple[str, ...] = ()
-    proxy: str | None = None
-    trust_env: bool = True
-
-
 # docs/guides/errors.md#conflicts-rate-limits-and-request-ids: the response headers that carry a
 # request id, the first present wins.
 DEFAULT_REQUEST_ID_HEADERS = ("Request-Id", "X-Request-Id", "X-Correlation-Id")
-
-
-def check(
-    *,
-    base_url: object,
-    profile: object,
-    rel_namespace: object,
-    timeout: object,
-    connect_timeout: object,
-    total_timeout: object,
-    retries: object,
-    token_leeway: object,
-    max_response_size: object,
-    allow_http: object,
-    verify: object,
-    user_agent: object,
-    headers: object,
-    telemetry: object = True,
-    token_store: object = None,
-    request_id_headers: object = DEFAULT_REQUEST_ID_HEADERS,
-    proxy: object = None,
-    trust_env: object = True,
-) -> Settings:
-    """Every setting checked and normalised, or ``ConfigurationError`` for the first bad one
-    (``check_seconds("timeout", "30")``: "timeout must be a number of seconds, not str")."""
-    return Settings(
-        base_url=check_base_url(base_url),
-        profile=_check_profile(profile),
-        rel_namespace=_check_rel_namespace(rel_namespace),
-        timeout=check_seconds("timeout", timeout),
-        connect_timeout=check_seconds("connect_timeout", connect_timeout),
-        total_timeout=check_seconds("total_timeout", total_timeout),
-        retries=_check_int("retries", retries, 0, MAX_RETRIES),
-        token_leeway=check_seconds("token_leeway", token_leeway, zero=True),
-        max_response_size=_check_int("max_response_size", max_response_size, 1, MAX_RESPONSE_SIZE),
-        allow_http=_check_bool("allow_http", allow_http),
-        verify=_check_verify(verify),
-        user_agent=_check_user_agent(user_agent),
-        headers=_check_headers(headers),
-        telemetry=_check_bool("telemetry", telemetry),
-        token_store=check_token_store(token_store),
-        request_id_headers=_check_request_id_headers(request_id_headers),
-        proxy=check_proxy(proxy),
-        trust_env=_check_bool("trust_env", trust_env),
-    )
 
 
 def check_credentials(value: object) -> AppCredentials | AdminCredentials:
@@ -362,3 +293,55 @@ def parse_env_seconds(variable: str, text: str) -> float:
         raise ConfigurationError(
             f"{variable} must be a number of seconds, got {text[:40]!r}"
         ) from None
+
+
+def _by(check: Callable[[str, object], object]) -> dict[str, Any]:
+    """A field's metadata: ``check(name, value)`` checks and normalises the value given."""
+    return {"check": check}
+
+
+def _ints(low: int, high: int) -> Callable[[str, object], int]:
+    return lambda name, value: _check_int(name, value, low, high)
+
+
+def _ignoring_name(check: Callable[[object], object]) -> Callable[[str, object], object]:
+    return lambda _name, value: check(value)
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Settings:
+    """Every setting in the type the native client takes, each declared once with its check
+    (the constructor's arguments are checked in this order; `check` builds it). Fields that
+    may hold a password or an API key are kept out of ``repr()``."""
+
+    base_url: str = field(repr=False, metadata=_by(_ignoring_name(check_base_url)))
+    profile: str = field(metadata=_by(_ignoring_name(_check_profile)))
+    rel_namespace: str | None = field(metadata=_by(_ignoring_name(_check_rel_namespace)))
+    timeout: float = field(metadata=_by(check_seconds))
+    connect_timeout: float = field(metadata=_by(check_seconds))
+    total_timeout: float = field(metadata=_by(check_seconds))
+    retries: int = field(metadata=_by(_ints(0, MAX_RETRIES)))
+    token_leeway: float = field(
+        metadata=_by(lambda name, value: check_seconds(name, value, zero=True))
+    )
+    max_response_size: int = field(metadata=_by(_ints(1, MAX_RESPONSE_SIZE)))
+    allow_http: bool = field(metadata=_by(_check_bool))
+    verify: bool | str = field(metadata=_by(_ignoring_name(_check_verify)))
+    user_agent: str | None = field(repr=False, metadata=_by(_ignoring_name(_check_user_agent)))
+    headers: list[tuple[str, str]] = field(repr=False, metadata=_by(_ignoring_name(_check_headers)))
+    telemetry: bool = field(metadata=_by(_check_bool))
+    token_store: str | None = field(repr=False, metadata=_by(_ignoring_name(check_token_store)))
+    request_id_headers: tuple[str, ...] = field(
+        metadata=_by(_ignoring_name(_check_request_id_headers))
+    )
+    proxy: str | None = field(repr=False, metadata=_by(_ignoring_name(check_proxy)))
+    trust_env: bool = field(metadata=_by(_check_bool))
+
+
+def check(**given: object) -> Settings:
+    """Every setting checked and normalised, or ``ConfigurationError`` for the first bad one
+    (``check_seconds("timeout", "30")``: "timeout must be a number of seconds, not str")."""
+    checked: dict[str, Any] = {}
+    for setting in fields(Settings):
+        checked[setting.name] = setting.metadata["check"](setting.name, given[setting.name])
+    return Settings(**checked)

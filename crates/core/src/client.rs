@@ -7,40 +7,37 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{
-    HeaderMap, HeaderName, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, IF_MATCH, LOCATION,
+    HeaderMap, HeaderValue, ACCEPT, AUTHORIZATION, CONTENT_TYPE, IF_MATCH, LOCATION,
 };
 use http::Method;
 use url::Url;
 
-use crate::attempt_loop::Deadline;
+use crate::attempt_loop::{Deadline, Policy};
 use crate::auth::{
     self, AskCredentials, Basis, CredentialSource, Landed, Lead, Requester, Source, StoreEvent,
     StoreSpec, Token, TokenCache,
 };
 use crate::error::{Error, Result};
+use crate::hyper_wire::WireSettings;
 use crate::media;
-use crate::proxy::ProxySetting;
 use crate::records::{self, Attempt};
 use crate::request::{extra_headers, seconds, CallOptions, Prepared, Request};
 use crate::runtime::PerProcess;
 use crate::text::double_quoted;
-use crate::tls::Verify;
-use crate::transport::{header_value, Transport, TransportConfig};
+use crate::transport::{header_value, Transport};
 use crate::wire::{Driver, Outgoing, Response};
 
+/// A client's settings: what the wire reads is one nested value (`wire`), kept whole by the
+/// wire, never copied field by field (docs/design.md#where-a-new-setting-goes).
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
     pub base_url: String,
     pub profile: String,
     pub credentials: CredentialSource,
     pub timeout: f64,
-    pub connect_timeout: f64,
     pub retries: u32,
     pub token_leeway: f64,
-    pub max_response_size: usize,
     pub allow_http: bool,
-    pub verify: Verify,
-    pub user_agent: String,
     /// Bounds one whole call: token request, attempts, pauses, redirects, replay
     /// (docs/guarantees.md#deadline).
     pub total_timeout: f64,
@@ -49,13 +46,8 @@ pub struct ClientConfig {
     pub headers: Vec<(String, String)>,
     /// A Redis URL to share the token with the fleet (docs/guides/fleets.md); `None`: in process.
     pub token_store: Option<String>,
-    /// Response headers naming the request id, first present wins
-    /// (docs/guides/errors.md#conflicts-rate-limits-and-request-ids).
-    pub request_id_headers: Vec<String>,
-    /// `proxy=` (a URL, possibly with the proxy's credentials) and `trust_env`
-    /// (docs/guides/tls-and-proxies.md#proxies).
-    pub proxy: Option<String>,
-    pub trust_env: bool,
+    /// TLS, connect timeout, proxy, user agent, size limit and request-id headers.
+    pub wire: WireSettings,
 }
 
 /// A client acting as one app or dashboard user: its credentials and token, over what it
@@ -87,13 +79,13 @@ impl Client {
         check_scheme(&base, config.allow_http)?;
         let source = Source::new(config.credentials)?;
         let timeout = seconds("timeout", config.timeout)?;
-        let connect_timeout = seconds("connect_timeout", config.connect_timeout)?;
+        let connect_timeout = config.wire.connect_timeout;
         let total_timeout = seconds("total_timeout", config.total_timeout)?;
         let extra_headers = extra_headers(&config.headers)?;
         if !(config.token_leeway.is_finite() && config.token_leeway >= 0.0) {
             return Err(Error::Configuration("token_leeway must be >= 0".into()));
         }
-        if config.max_response_size == 0 {
+        if config.wire.max_response_size == 0 {
             return Err(Error::Configuration("max_response_size must be > 0".into()));
         }
         if config.profile.is_empty() || config.profile.contains('"') {
@@ -115,29 +107,12 @@ impl Client {
                 timeout,
             )?),
         };
-        let request_id_headers = config
-            .request_id_headers
-            .iter()
-            .map(|name| {
-                HeaderName::from_bytes(name.as_bytes()).map_err(|_| {
-                    Error::Configuration(format!(
-                        "request_id_headers: {} is not a valid header name",
-                        double_quoted(name)
-                    ))
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
-        let proxy = ProxySetting::new(config.proxy.as_deref(), config.trust_env)?;
-        let transport = Transport::new(TransportConfig {
+        let policy = Policy {
             timeout,
             connect_timeout,
             retries: config.retries,
-            max_response_size: config.max_response_size,
-            verify: config.verify,
-            user_agent: config.user_agent,
-            request_id_headers,
-            proxy,
-        })?;
+        };
+        let transport = Transport::new(policy, config.wire)?;
         let shared = Shared {
             base,
             token_url,

@@ -35,7 +35,8 @@ pub use pools::release_unused_here;
 /// accept-encoding and proxy-authorization.
 const ADDED_HEADERS: usize = 4;
 
-/// What the wire needs to know of the client's settings.
+/// What the wire needs to know of the client's settings: the client's configuration holds it
+/// (`ClientConfig::wire`), the wire keeps it whole and reads each field where it is used.
 #[derive(Debug, Clone)]
 pub struct WireSettings {
     pub verify: Verify,
@@ -54,9 +55,7 @@ pub struct WireSettings {
 #[derive(Debug, Clone)]
 pub struct HyperWire {
     lease: Arc<pools::PoolLease>,
-    user_agent: HeaderValue,
-    max_response_size: usize,
-    request_id_headers: Arc<[HeaderName]>,
+    settings: Arc<WireSettings>,
 }
 
 impl HyperWire {
@@ -65,15 +64,13 @@ impl HyperWire {
         let lease = pools::lease_for(&settings.verify, settings.connect_timeout, &settings.proxy)?;
         Ok(HyperWire {
             lease,
-            user_agent: settings.user_agent,
-            max_response_size: settings.max_response_size,
-            request_id_headers: settings.request_id_headers,
+            settings: Arc::new(settings),
         })
     }
 
     /// The first of `request_id_headers` present in `headers` (names ignore case).
     fn request_id(&self, headers: &HeaderMap) -> Option<String> {
-        self.request_id_headers.iter().find_map(|name| {
+        self.settings.request_id_headers.iter().find_map(|name| {
             let value = headers.get(name)?;
             Some(String::from_utf8_lossy(value.as_bytes()).trim().to_owned())
         })
@@ -100,7 +97,7 @@ impl HyperWire {
         for (name, value) in &outgoing.headers {
             headers.append(name.clone(), value.clone());
         }
-        headers.insert(USER_AGENT, self.user_agent.clone());
+        headers.insert(USER_AGENT, self.settings.user_agent.clone());
         // What a client sends unless told otherwise: any type, and gzip, which is decoded here.
         headers
             .entry(ACCEPT)
@@ -166,7 +163,7 @@ impl Wire for HyperWire {
             Some(sent) => sent.map_err(|e| classify(&e))?,
             None => return Err(cut(Phase::AwaitingHead).into()),
         };
-        let limit = self.max_response_size;
+        let limit = self.settings.max_response_size;
         let (head, mut incoming) = response.into_parts();
         let status = head.status.as_u16();
         let mut headers = head.headers;

@@ -13,8 +13,12 @@ use pyo3::types::PyTuple;
 
 use rp_core::auth::{AskCredentials, CredentialSource};
 use rp_core::client::{Client, ClientConfig};
+use rp_core::hyper_wire::WireSettings;
+use rp_core::proxy::ProxySetting;
+use rp_core::request::seconds;
 use rp_core::runtime::block_on_here;
 use rp_core::tls::Verify;
+use rp_core::transport;
 use rp_core::wire::Driver;
 
 use super::call::{self, Call, CallOptions};
@@ -24,18 +28,11 @@ use super::reply::{observe, parse_response, response_tuple, Observers};
 use super::token::PyToken;
 use super::{aio, client_async};
 
-fn verify_from(obj: &Bound<'_, PyAny>) -> PyResult<Verify> {
-    if let Ok(flag) = obj.extract::<bool>() {
-        return Ok(if flag { Verify::System } else { Verify::Off });
-    }
-    let path = obj.py().import("os")?.call_method1("fspath", (obj,))?;
-    Ok(Verify::CaBundle(path.extract()?))
-}
-
 /// The client's settings as `_settings.Settings` holds them, read attribute by attribute: one
-/// value across the boundary, so a new setting is one field here.
+/// value across the boundary, converted once into the core's `ClientConfig`
+/// (`NativeSettings::into_config`), so a new setting is one field here and one line there.
 #[derive(FromPyObject)]
-pub(crate) struct NativeSettings<'py> {
+pub(crate) struct NativeSettings {
     base_url: String,
     profile: String,
     timeout: f64,
@@ -45,12 +42,55 @@ pub(crate) struct NativeSettings<'py> {
     token_leeway: f64,
     max_response_size: usize,
     allow_http: bool,
-    verify: Bound<'py, PyAny>,
+    verify: VerifyArg,
     headers: Vec<(String, String)>,
     token_store: Option<String>,
     request_id_headers: Vec<String>,
     proxy: Option<String>,
     trust_env: bool,
+}
+
+/// `verify` as `_settings` leaves it: a flag, or a CA bundle's path as text.
+#[derive(FromPyObject)]
+enum VerifyArg {
+    Flag(bool),
+    CaBundle(String),
+}
+
+impl NativeSettings {
+    /// The core's configuration; `user_agent` is the header's final value. The core's
+    /// converters own the rules of the values the wire reads (a header name, a proxy URL).
+    fn into_config(
+        self,
+        credentials: CredentialSource,
+        user_agent: &str,
+    ) -> rp_core::error::Result<ClientConfig> {
+        let wire = WireSettings {
+            verify: match self.verify {
+                VerifyArg::Flag(true) => Verify::System,
+                VerifyArg::Flag(false) => Verify::Off,
+                VerifyArg::CaBundle(path) => Verify::CaBundle(path),
+            },
+            connect_timeout: seconds("connect_timeout", self.connect_timeout)?,
+            proxy: ProxySetting::new(self.proxy.as_deref(), self.trust_env)?,
+            user_agent: transport::user_agent(user_agent)?,
+            max_response_size: self.max_response_size,
+            request_id_headers: transport::request_id_names(&self.request_id_headers)?,
+        };
+        Ok(ClientConfig {
+            base_url: self.base_url,
+            profile: self.profile,
+            credentials,
+            timeout: self.timeout,
+            retries: self.retries,
+            token_leeway: self.token_leeway,
+            allow_http: self.allow_http,
+            total_timeout: self.total_timeout,
+            headers: self.headers,
+            token_store: self.token_store,
+            wire,
+        })
+    }
 }
 
 /// The native client; one per `recurring_payments.Client`, and one per identity derived from
@@ -105,36 +145,17 @@ impl NativeClient {
     #[new]
     #[pyo3(signature = (settings, *, credentials, user_agent, logger, provider_name=None))]
     fn new(
-        settings: NativeSettings<'_>,
+        settings: NativeSettings,
         credentials: &Bound<'_, PyAny>,
         user_agent: String,
         logger: Py<PyAny>,
         provider_name: Option<String>,
     ) -> Fallible<Self> {
         let (source, provider) = source_from(credentials, provider_name)?;
-        let config = ClientConfig {
-            base_url: settings.base_url,
-            profile: settings.profile,
-            credentials: source,
-            timeout: settings.timeout,
-            connect_timeout: settings.connect_timeout,
-            retries: settings.retries,
-            token_leeway: settings.token_leeway,
-            max_response_size: settings.max_response_size,
-            allow_http: settings.allow_http,
-            verify: verify_from(&settings.verify)?,
-            user_agent,
-            total_timeout: settings.total_timeout,
-            headers: settings.headers,
-            token_store: settings.token_store,
-            request_id_headers: settings.request_id_headers,
-            proxy: settings.proxy,
-            trust_env: settings.trust_env,
-        };
         let py = credentials.py();
         // Building the pool may read a CA file, the token store derives its keys (PBKDF2):
         // without the GIL.
-        let core = py.detach(|| Client::new(config))?;
+        let core = py.detach(|| Client::new(settings.into_config(source, &user_agent)?))?;
         Ok(NativeClient {
             core: Arc::new(RwLock::new(Some(Arc::new(core)))),
             logger,

@@ -11,11 +11,14 @@ use std::sync::{Arc, PoisonError};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
+use http::HeaderValue;
 use serde_json::json;
 
 use rp_core::auth::{CredentialSource, Credentials};
 use rp_core::client::{Client, ClientConfig};
 use rp_core::error::{Error, Result};
+use rp_core::hyper_wire::WireSettings;
+use rp_core::proxy::ProxySetting;
 use rp_core::records::Attempt;
 use rp_core::request::{CallOptions, Request, Target, Variables};
 use rp_core::runtime::block_on_here;
@@ -61,19 +64,20 @@ fn client(base_url: &str, profile: &str, retries: u32, timeout: f64) -> Client {
             app_secret: "secret".into(),
         }),
         timeout,
-        connect_timeout: 2.0,
         retries,
         token_leeway: 30.0,
-        max_response_size: 1 << 20,
         allow_http: false,
-        verify: Verify::Off,
-        user_agent: "rp-protocol-tests".into(),
         total_timeout: 10.0,
         headers: Vec::new(),
         token_store: None,
-        request_id_headers: Vec::new(),
-        proxy: None,
-        trust_env: false,
+        wire: WireSettings {
+            verify: Verify::Off,
+            connect_timeout: Duration::from_secs(2),
+            proxy: ProxySetting::Off,
+            user_agent: HeaderValue::from_static("rp-protocol-tests"),
+            max_response_size: 1 << 20,
+            request_id_headers: Arc::new([]),
+        },
     })
     .unwrap()
 }

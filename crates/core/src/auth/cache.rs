@@ -132,15 +132,16 @@ struct State {
 /// The flight under way: its outcome is published once, when its leader lands it.
 struct Flight {
     id: u64,
-    outcome: watch::Receiver<Option<Outcome>>,
+    outcome: watch::Receiver<Option<FlightResult>>,
 }
 
-type Outcome = Result<Arc<Token>>;
+/// What a token flight ends with, handed to its leader and every waiter.
+type FlightResult = Result<Arc<Token>>;
 
 /// What a caller does about a token.
 enum Role<'a> {
     Cached(Arc<Token>),
-    Wait(watch::Receiver<Option<Outcome>>),
+    Wait(watch::Receiver<Option<FlightResult>>),
     Lead(Leader<'a>),
 }
 
@@ -150,12 +151,12 @@ enum Role<'a> {
 struct Leader<'a> {
     cache: &'a TokenCache,
     id: u64,
-    outcome: Option<watch::Sender<Option<Outcome>>>,
+    outcome: Option<watch::Sender<Option<FlightResult>>>,
 }
 
 impl Leader<'_> {
     /// Store the token (if any), end the flight and hand its outcome to every waiter.
-    fn land(mut self, landed: Result<Landed>) -> Outcome {
+    fn land(mut self, landed: Result<Landed>) -> FlightResult {
         let mut state = self.cache.lock();
         let outcome = landed.map(|landed| {
             let token = Arc::new(landed.token);
