@@ -27,9 +27,11 @@ from typing import Any
 from recurring_payments.testing import FakeServer
 
 TOKEN_PATH = "/oauth/token"
-# The journal must still hold an entry when the poller first reads it: 32,768 entries are
-# ~8 s of a side's traffic; the poller reads every POLL_EVERY s and counts any gap.
-JOURNAL_LIMIT = 32_768
+# The journal must still hold an entry when the poller first reads it: 131,072 entries are
+# ~10 s of a side's traffic (the async side answers ~12,000 calls a second), so a poll that
+# a loaded machine delays by seconds still misses none; the poller reads every POLL_EVERY s
+# and counts any gap.
+JOURNAL_LIMIT = 131_072
 POLL_EVERY = 0.5
 # An arrival stays pending until its answer is known; one still unanswered after SETTLE s
 # (dropped, or its client gave up) counts as it is.
