@@ -35,7 +35,8 @@ def _send(
     call: Recorder | object | None = _START,
 ) -> Resource:
     """One request, in one call into the core (which checks, expands and resolves ``href``):
-    one request value (`_core._Call`) with this session's options (``with_options``).
+    one request value (`_core._Call`, built by ``Session.request`` for both faces) with this
+    session's options (``with_options``).
     Under gevent/eventlet the wait runs on the hub's thread pool
     (docs/guides/web-frameworks.md#worker-classes). ``call``: the telemetry recorder when the
     caller started it already (the native ``Link`` call)."""
@@ -56,9 +57,9 @@ def _send(
             reply = _blocking(native.send, request)
     else:
         # The spans are recorded here, on the calling thread, as children of its context
-        # (docs/guides/observability-otel.md): under gevent the wait runs on a native thread, where
-        # the SDK's locks
-        # must not be taken, so the native client only hands the attempts to `sink`.
+        # (docs/guides/observability-otel.md): under gevent the wait runs on a native thread,
+        # where the SDK's locks must not be taken, so the native client only hands the attempts
+        # to `sink`.
         try:
             reply = _blocking(native.send, request, call.sink)
         finally:

@@ -96,8 +96,8 @@ class Session:
         self.base_url = base_url
         self.rel_namespace = rel_namespace
         # OpenTelemetry (docs/guides/observability-otel.md) when telemetry is on: `_telemetry`, or
-        # the gate that
-        # imports it once the application has imported OpenTelemetry (`telemetry_for_clients`).
+        # the gate that imports it once the application has imported OpenTelemetry
+        # (`telemetry_for_clients`).
         self.telemetry = telemetry
         # Pages of one collection share their relations: each index is built once per shape.
         self.rels = _core.RelCache(rel_namespace)

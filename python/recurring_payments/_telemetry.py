@@ -180,8 +180,8 @@ def _record(
     span_attributes["url.full"] = url
     if resends:
         span_attributes["http.request.resend_count"] = resends
-    # docs/guides/errors.md#conflicts-rate-limits-and-request-ids: what support asks for, on the
-    # attempt's span
+    # What support asks for, on the attempt's span
+    # (docs/guides/errors.md#conflicts-rate-limits-and-request-ids).
     if request_id is not None:
         span_attributes["recurring_payments.request_id"] = request_id
     name = method if template is None else f"{method} {template}"
