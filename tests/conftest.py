@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import signal
 from collections.abc import Iterator
 from typing import Any
@@ -73,3 +74,13 @@ def api_requests(server: FakeServer, method: str | None = None) -> list[Any]:
 def http(rp_server: FakeServer) -> Http:
     """A plain urllib client of the sandbox (checks the server independently of ours)."""
     return Http(rp_server)
+
+
+def basic_pairs(server: FakeServer) -> list[str]:
+    """The Basic credentials (``user:secret``) of each token request the sandbox received, in
+    order."""
+    pairs = []
+    for entry in server.token_requests:
+        value = header(entry, "Authorization") or ""
+        pairs.append(base64.b64decode(value.split()[1]).decode())
+    return pairs

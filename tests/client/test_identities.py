@@ -6,7 +6,6 @@ last 1,024 distinct credentials kept (docs/guarantees.md)."""
 from __future__ import annotations
 
 import asyncio
-import base64
 import copy
 import pickle
 import threading
@@ -15,7 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import pytest
-from conftest import header
+from conftest import basic_pairs
 
 import recurring_payments as rp
 from recurring_payments.testing import FakeServer
@@ -58,11 +57,7 @@ def authenticate(kind: str, client: Any) -> rp.Token:
 
 def token_apps(server: FakeServer) -> list[str]:
     """The Basic user of each token request, in order."""
-    users = []
-    for entry in server.token_requests:
-        basic = header(entry, "Authorization") or ""
-        users.append(base64.b64decode(basic.split()[1]).decode().split(":")[0])
-    return users
+    return [pair.split(":")[0] for pair in basic_pairs(server)]
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from conftest import header
+from conftest import basic_pairs
 from test_secrets_frames import assert_no_secret_in_frames
 
 import recurring_payments as rp
@@ -59,16 +59,6 @@ async def close(client: rp.Client | rp.AsyncClient) -> None:
     await done(client.aclose() if isinstance(client, rp.AsyncClient) else client.close())
 
 
-def basic_users(server: FakeServer) -> list[str]:
-    import base64
-
-    users = []
-    for entry in server.token_requests:
-        value = header(entry, "Authorization") or ""
-        users.append(base64.b64decode(value.split()[1]).decode())
-    return users
-
-
 def test_the_secret_is_the_file_less_one_trailing_newline(
     server: FakeServer, app_env: Path
 ) -> None:
@@ -83,7 +73,7 @@ def test_the_secret_is_the_file_less_one_trailing_newline(
         replace(app_env, content)
         with rp.Client.from_env(prefix=PREFIX) as client:
             assert client.authenticate().scope == "api"
-        assert basic_users(server)[-1] == f"file-app:{secret}"
+        assert basic_pairs(server)[-1] == f"file-app:{secret}"
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=["sync", "async"])
@@ -102,7 +92,7 @@ def test_a_rotated_file_is_read_at_the_next_token_request(
             await close(client)
 
     asyncio.run(run())
-    assert basic_users(server) == [f"file-app:{OLD}", f"file-app:{NEW}"]
+    assert basic_pairs(server) == [f"file-app:{OLD}", f"file-app:{NEW}"]
     assert [r.status for r in server.requests if r.path == "/"] == [200, 401, 200]
 
 
@@ -122,7 +112,7 @@ def test_a_file_not_yet_rewritten_is_an_authentication_error(
 
     asyncio.run(run())
     # The refused secret was read again once (unchanged): no second token request with it.
-    assert basic_users(server) == [f"file-app:{OLD}"]
+    assert basic_pairs(server) == [f"file-app:{OLD}"]
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=["sync", "async"])
@@ -149,7 +139,7 @@ def test_the_admin_password_from_a_file(
             await close(client)
 
     assert asyncio.run(run()) == "api_admin"
-    assert basic_users(server) == ["democreditor#admin:pa55word-from-file"]
+    assert basic_pairs(server) == ["democreditor#admin:pa55word-from-file"]
 
 
 @pytest.mark.parametrize("cls", CLASSES, ids=["sync", "async"])
@@ -249,7 +239,7 @@ def test_a_file_rewritten_while_it_is_read_fails_no_call(server: FakeServer, app
                 thread.join()
             stop.clear()
     assert len(server.token_requests) == 300
-    assert set(basic_users(server)) == {f"file-app:{OLD}"}
+    assert set(basic_pairs(server)) == {f"file-app:{OLD}"}
 
 
 def test_the_provider_of_a_file_shows_the_path_never_the_secret(app_env: Path) -> None:
