@@ -182,8 +182,20 @@ class _ResourceBase(_core._ResourceCore, Mapping[str, Any], Generic[L]):
             )
         return embedded
 
-    def __getattr__(self, name: str) -> Any:
-        # Only relations reach here: methods and properties are found first.
+    # A relation read as an attribute (`mandate.creditor`; only relations reach here: methods
+    # and properties are found first). The native slot makes a response's plain link with no
+    # Python frame and hands everything else to `_relation_slow`.
+    if TYPE_CHECKING:
+
+        def __getattr__(self, name: str) -> Any: ...
+
+    else:
+        __getattr__ = _core._ResourceCore._relation
+
+    def _relation_slow(self, name: str) -> Any:
+        """``self.<name>`` as the relation it stands for, kept in ``_attributes`` (an array
+        is a new list on each read). LinkNotFoundError, with a did-you-mean, when none or
+        ambiguous."""
         if name.startswith("_"):
             raise AttributeError(name)
         attributes = self._attributes
@@ -193,21 +205,14 @@ class _ResourceBase(_core._ResourceCore, Mapping[str, Any], Generic[L]):
             attributes = self._attributes = {}
         else:
             found = attributes.get(name)
-            if found is not None:  # a warm `client.get_creditors(...)` stays in Python
+            if found is not None:
                 return found
         # One index of links and embedded rels: `ns#get-foo` among the links and `ns#get_foo`
         # embedded make `get_foo` ambiguous too. A rel in both is the link.
-        # LinkNotFoundError (with a did-you-mean) when none or ambiguous.
         doc = self._doc
         try:
             if type(doc) is _Document:  # a response's: looked up by the core, nothing converted
-                session = self._session
-                rel, is_link, href, templated = session.rels.attribute(doc, self._inherited, name)
-                if href is not None and self._link_map is None:
-                    # Built without the link map, which takes it in when made (`links`).
-                    link = self._link_type._plain(session, rel, href, templated)
-                    attributes[name] = link
-                    return link
+                rel, is_link, _, _ = self._session.rels.attribute(doc, self._inherited, name)
             else:
                 rel = self._all_relations().resolve_attribute(name)
                 is_link = rel in self.links._raw

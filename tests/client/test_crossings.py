@@ -78,13 +78,17 @@ def test_the_async_face_crosses_as_often(demo: FakeServer) -> None:
 
 
 @pytest.mark.parametrize("face", ["sync", "async"])
-def test_a_link_read_as_an_attribute_is_one_crossing(demo: FakeServer, face: str) -> None:
-    """`creditor.<rel>` on a fresh response: the relation is resolved and its link object read
-    in one call into the core (`RelCache.attribute`), `_links` never converted."""
-    seen: list[str] = []
+def test_a_link_read_as_an_attribute_runs_no_python(demo: FakeServer, face: str) -> None:
+    """`creditor.<rel>` on a fresh response: the native `__getattr__` slot resolves the relation
+    and reads its link object in the core, with no Python frame and no call from Python (no
+    profile event at all), and `_links` is never converted (no link map is built)."""
+    events: list[tuple[str, str]] = []
+
+    def profile(frame: FrameType, event: str, arg: Any) -> None:
+        events.append((event, frame.f_code.co_name if event == "call" else repr(arg)))
 
     def read(creditor: Any) -> Any:
-        sys.setprofile(counting(seen))
+        sys.setprofile(profile)
         try:
             return creditor.self
         finally:
@@ -92,15 +96,20 @@ def test_a_link_read_as_an_attribute_is_one_crossing(demo: FakeServer, face: str
 
     async def scenario() -> Any:
         async with demo.async_client() as client:
-            return read(await client.get_creditors(reference="democreditor"))
+            creditor = await client.get_creditors(reference="democreditor")
+            return creditor, read(creditor)
 
     if face == "async":
-        link = asyncio.run(scenario())
+        creditor, link = asyncio.run(scenario())
     else:
         with demo.client() as client:
-            link = read(client.get_creditors(reference="democreditor"))
+            creditor = client.get_creditors(reference="democreditor")
+            link = read(creditor)
     assert link.href.endswith("/creditors/democreditor")
-    assert seen == ["RelCache.attribute"], seen
+    assert type(link) is (rp.AsyncLink if face == "async" else rp.Link)
+    assert [e for e in events if e[0] != "c_return"] == [("c_call", repr(sys.setprofile))]
+    assert creditor._link_map is None
+    assert creditor.self is link and creditor.links["self"] is link
 
 
 # The suite runs with an OpenTelemetry SDK installed (otel_kit.py): the tests above count the

@@ -5,6 +5,7 @@ mod aio;
 mod call;
 mod client;
 mod client_async;
+mod construct;
 mod convert;
 mod document;
 mod errors;

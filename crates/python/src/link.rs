@@ -8,7 +8,7 @@
 
 use crate::call::{Call, CallOptions};
 use crate::client::NativeClient;
-use crate::resource::{new_of_type, new_resource};
+use crate::construct::new_of_type;
 
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -122,7 +122,7 @@ impl LinkCore {
 
     /// A link of `cls` with `href` and `templated` alone (what `_LinkBase._plain` makes).
     #[classmethod]
-    fn _plain<'py>(
+    pub(crate) fn _plain<'py>(
         cls: &Bound<'py, PyType>,
         session: Py<PyAny>,
         rel: Py<PyAny>,
@@ -245,4 +245,27 @@ impl LinkCore {
         self.deprecation = None;
         self.hreflang = None;
     }
+}
+
+/// The resource of a reply, `(status, headers, document)` (`NativeClient.send`), as
+/// `cls._make(session, document or {}, status, headers, False, ())` makes it.
+pub(crate) fn new_resource<'py>(
+    cls: &Bound<'py, PyType>,
+    session: &Bound<'py, PyAny>,
+    reply: Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = cls.py();
+    let (status, headers, document) = (reply.get_item(0)?, reply.get_item(1)?, reply.get_item(2)?);
+    let document = match document.is_none() {
+        true => PyDict::new(py).into_any(),
+        false => document,
+    };
+    let partial = pyo3::types::PyBool::new(py, false).to_owned().into_any();
+    let curies = PyTuple::empty(py).into_any();
+    let args = PyTuple::new(
+        py,
+        [session, &document, &status, &headers, &partial, &curies],
+    )?;
+    // `_resource_type` is the face's `Resource`, a `_ResourceCore` subclass: set by the package.
+    new_of_type::<PyAny>(cls, &args)
 }

@@ -219,7 +219,7 @@ impl RelCache {
     /// False (the resource reads the link object whole). Converting `_links` and the link
     /// object to Python was ~15,000 of the ~32,000 instructions of that attribute.
     #[pyo3(signature = (document, inherited, name))]
-    fn attribute(
+    pub(crate) fn attribute(
         &self,
         py: Python<'_>,
         document: &Document,

@@ -9,15 +9,17 @@
 //! body or a resource made from a mapping, any Python mapping, read through its methods.
 
 use crate::client::NativeClient;
+use crate::construct::tp_new_of;
 use crate::document::{Document, SelfLink};
-use crate::untracked::untrack;
+use crate::link::LinkCore;
+use crate::rels::RelCache;
+use crate::untracked::{track, untrack};
 
-use pyo3::exceptions::{PyKeyError, PyTypeError};
-use pyo3::ffi;
+use pyo3::exceptions::{PyAttributeError, PyKeyError};
 use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyDict, PyList, PyString, PyTuple, PyType};
-use pyo3::{PyTraverseError, PyTypeInfo, PyVisit};
+use pyo3::{PyTraverseError, PyVisit};
 
 /// What every resource holds, under the names `_ResourceBase` reads; `url` is the resolved
 /// `self` href, kept once read.
@@ -211,6 +213,78 @@ impl ResourceCore {
         Ok(url)
     }
 
+    /// A relation read as an attribute (`_ResourceBase.__getattr__`, `mandate.creditor`). A
+    /// response's link of `href` and `templated` alone, read for the first time, is made here
+    /// with no Python frame: the frame of `__getattr__` and its lookups were ~5,000 of a warm
+    /// follow's instructions. Everything else (an item's `Mapping` document, an array, an
+    /// embedded resource, a built link map, a name Python must report) goes to
+    /// `_relation_slow`, which caches what it finds in `_attributes` too.
+    fn _relation<'py>(
+        slf: &Bound<'py, Self>,
+        name: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = slf.py();
+        let Ok(text) = name.to_str() else {
+            return slf.call_method1(intern!(py, "_relation_slow"), (name,));
+        };
+        if text.starts_with('_') {
+            // Private names are never relations: `hasattr(res, "_x")` is simply False.
+            return Err(PyAttributeError::new_err(name.clone().unbind()));
+        }
+        let (doc, session, inherited, attributes, mapped) = {
+            let me = slf.borrow();
+            let bound = |member: &Option<Py<PyAny>>| member.as_ref().map(|m| m.bind(py).clone());
+            (
+                me.document(py),
+                bound(&me.session),
+                bound(&me.inherited),
+                bound(&me.attributes),
+                me.links.is_some(),
+            )
+        };
+        if let Some(attributes) = &attributes {
+            if let Some(found) = attributes.cast::<PyDict>()?.get_item(name)? {
+                return Ok(found);
+            }
+        }
+        let slow = || slf.call_method1(intern!(py, "_relation_slow"), (name,));
+        let (Ok(doc), Some(session), Some(inherited), false) =
+            (doc.cast::<Document>(), session, inherited, mapped)
+        else {
+            return slow();
+        };
+        let rels = session.getattr(intern!(py, "rels"))?;
+        let Ok(rels) = rels.cast::<RelCache>() else {
+            return slow();
+        };
+        let (rel, is_link, href, templated) =
+            rels.get()
+                .attribute(py, doc.get(), inherited.extract()?, text)?;
+        let (true, Some(href)) = (is_link, href) else {
+            return slow();
+        };
+        let link_type = slf.get_type().getattr(intern!(py, "_link_type"))?;
+        let link = LinkCore::_plain(
+            link_type.cast::<PyType>()?,
+            session.unbind(),
+            PyString::new(py, &rel).into_any().unbind(),
+            PyString::new(py, &href).into_any().unbind(),
+            templated,
+        )?;
+        // An item of a page is untracked until it keeps an object (`resource_items`).
+        track(slf.as_any());
+        let attributes = match attributes {
+            Some(attributes) => attributes.cast_into::<PyDict>()?,
+            None => {
+                let made = PyDict::new(py);
+                slf.borrow_mut().attributes = Some(made.clone().into_any().unbind());
+                made
+            }
+        };
+        attributes.set_item(name, &link)?;
+        Ok(link)
+    }
+
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         for member in [
             &self.session,
@@ -302,78 +376,4 @@ pub(crate) fn resource_items<'py>(
         items.push(item);
     }
     PyList::new(py, items)
-}
-
-/// The resource of a reply, `(status, headers, document)` (`NativeClient.send`), as
-/// `cls._make(session, document or {}, status, headers, False, ())` makes it.
-pub(crate) fn new_resource<'py>(
-    cls: &Bound<'py, PyType>,
-    session: &Bound<'py, PyAny>,
-    reply: Bound<'py, PyTuple>,
-) -> PyResult<Bound<'py, PyAny>> {
-    let py = cls.py();
-    let (status, headers, document) = (reply.get_item(0)?, reply.get_item(1)?, reply.get_item(2)?);
-    let document = match document.is_none() {
-        true => PyDict::new(py).into_any(),
-        false => document,
-    };
-    let partial = pyo3::types::PyBool::new(py, false).to_owned().into_any();
-    let curies = PyTuple::empty(py).into_any();
-    let args = PyTuple::new(
-        py,
-        [session, &document, &status, &headers, &partial, &curies],
-    )?;
-    new_of_type::<ResourceCore>(cls, &args)
-}
-
-/// A new object of `cls`, a subclass of `T`, as `cls.__new__(cls, *args)` makes it.
-pub(crate) fn new_of_type<'py, T: PyTypeInfo>(
-    cls: &Bound<'py, PyType>,
-    args: &Bound<'py, PyTuple>,
-) -> PyResult<Bound<'py, PyAny>> {
-    tp_new_of::<T>(cls)?.call(cls, args)
-}
-
-/// The `tp_new` of `cls`, checked to be a subclass of `T` (whose `tp_new` it inherits).
-struct New(ffi::newfunc);
-
-fn tp_new_of<T: PyTypeInfo>(cls: &Bound<'_, PyType>) -> PyResult<New> {
-    if !cls.is_subclass_of::<T>()? {
-        return Err(PyTypeError::new_err(format!(
-            "{} is not a native resource or link class",
-            cls.name()?
-        )));
-    }
-    // SAFETY: `cls` is a live type object; `PyType_GetSlot` reads static types from 3.10 on.
-    #[allow(unsafe_code)]
-    let new = unsafe { ffi::PyType_GetSlot(cls.as_type_ptr(), ffi::Py_tp_new) };
-    if new.is_null() {
-        return Err(PyTypeError::new_err(format!(
-            "{} has no __new__",
-            cls.name()?
-        )));
-    }
-    // SAFETY: what `Py_tp_new` holds is a `newfunc`.
-    #[allow(unsafe_code)]
-    Ok(New(unsafe {
-        std::mem::transmute::<*mut std::ffi::c_void, ffi::newfunc>(new)
-    }))
-}
-
-impl New {
-    /// `cls.__new__(cls, *args)` without the lookup: the function with the type and an
-    /// argument tuple, as Python calls it.
-    fn call<'py>(
-        &self,
-        cls: &Bound<'py, PyType>,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        // SAFETY: `cls`'s own `tp_new` (`tp_new_of`) with `cls` and an argument tuple, both
-        // alive; a null result sets an error.
-        #[allow(unsafe_code)]
-        unsafe {
-            let made = (self.0)(cls.as_type_ptr(), args.as_ptr(), std::ptr::null_mut());
-            Bound::from_owned_ptr_or_err(cls.py(), made)
-        }
-    }
 }
