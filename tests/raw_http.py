@@ -6,6 +6,7 @@ answers one request per connection (`Connection: close`) and is closed by its `w
 from __future__ import annotations
 
 import contextlib
+import select
 import socket
 import threading
 from collections.abc import Callable
@@ -203,3 +204,63 @@ def closed_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
+
+
+class CuttingProxy:
+    """A TCP proxy to the server that can close every client connection while it is idle."""
+
+    def __init__(self, upstream_port: int) -> None:
+        self.upstream_port = upstream_port
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self.listener.getsockname()[1]
+        self.peers: dict[socket.socket, socket.socket] = {}
+        self.clients: list[socket.socket] = []
+        self.cut_requested = threading.Event()
+        self.cut_done = threading.Event()
+        self.stopping = threading.Event()
+        self.thread = threading.Thread(target=self.run)
+        self.thread.start()
+
+    def run(self) -> None:
+        while not self.stopping.is_set():
+            if self.cut_requested.is_set():
+                for c in self.clients:
+                    self.drop(c)
+                self.clients.clear()
+                self.cut_requested.clear()
+                self.cut_done.set()
+            readable, _, _ = select.select([self.listener, *self.peers], [], [], 0.02)
+            for s in readable:
+                if s is self.listener:
+                    c, _ = s.accept()
+                    u = socket.create_connection(("127.0.0.1", self.upstream_port))
+                    self.peers[c], self.peers[u] = u, c
+                    self.clients.append(c)
+                elif s in self.peers:
+                    try:
+                        data = s.recv(65536)
+                    except OSError:
+                        data = b""
+                    if data:
+                        self.peers[s].sendall(data)
+                    else:
+                        self.drop(s)
+        for s in list(self.peers):
+            self.drop(s)
+        self.listener.close()
+
+    def drop(self, s: socket.socket) -> None:
+        other = self.peers.pop(s, None)
+        s.close()
+        if other is not None:
+            self.peers.pop(other, None)
+            other.close()
+
+    def cut(self) -> None:
+        self.cut_done.clear()
+        self.cut_requested.set()
+        assert self.cut_done.wait(5)
+
+    def close(self) -> None:
+        self.stopping.set()
+        self.thread.join()

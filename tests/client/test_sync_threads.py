@@ -3,8 +3,6 @@ its own connections, which live as long as the thread (docs/guarantees.md#thread
 
 from __future__ import annotations
 
-import select
-import socket
 import sys
 import threading
 import time
@@ -12,6 +10,7 @@ from urllib.parse import urlsplit
 
 import pytest
 from forking import run_in_child
+from raw_http import CuttingProxy
 
 import recurring_payments as rp
 from recurring_payments.testing import FakeServer
@@ -152,66 +151,6 @@ def test_a_grandchild_of_a_fork_builds_its_own_runtime_too(
 
     assert run_in_child(in_child, timeout=20) == 0
     assert client.get("/").status == 200
-
-
-class CuttingProxy:
-    """A TCP proxy to the server that can close every client connection while it is idle."""
-
-    def __init__(self, upstream_port: int) -> None:
-        self.upstream_port = upstream_port
-        self.listener = socket.create_server(("127.0.0.1", 0))
-        self.port = self.listener.getsockname()[1]
-        self.peers: dict[socket.socket, socket.socket] = {}
-        self.clients: list[socket.socket] = []
-        self.cut_requested = threading.Event()
-        self.cut_done = threading.Event()
-        self.stopping = threading.Event()
-        self.thread = threading.Thread(target=self.run)
-        self.thread.start()
-
-    def run(self) -> None:
-        while not self.stopping.is_set():
-            if self.cut_requested.is_set():
-                for c in self.clients:
-                    self.drop(c)
-                self.clients.clear()
-                self.cut_requested.clear()
-                self.cut_done.set()
-            readable, _, _ = select.select([self.listener, *self.peers], [], [], 0.02)
-            for s in readable:
-                if s is self.listener:
-                    c, _ = s.accept()
-                    u = socket.create_connection(("127.0.0.1", self.upstream_port))
-                    self.peers[c], self.peers[u] = u, c
-                    self.clients.append(c)
-                elif s in self.peers:
-                    try:
-                        data = s.recv(65536)
-                    except OSError:
-                        data = b""
-                    if data:
-                        self.peers[s].sendall(data)
-                    else:
-                        self.drop(s)
-        for s in list(self.peers):
-            self.drop(s)
-        self.listener.close()
-
-    def drop(self, s: socket.socket) -> None:
-        other = self.peers.pop(s, None)
-        s.close()
-        if other is not None:
-            self.peers.pop(other, None)
-            other.close()
-
-    def cut(self) -> None:
-        self.cut_done.clear()
-        self.cut_requested.set()
-        assert self.cut_done.wait(5)
-
-    def close(self) -> None:
-        self.stopping.set()
-        self.thread.join()
 
 
 def test_a_connection_closed_by_the_server_while_idle_is_not_reused(server: FakeServer) -> None:

@@ -31,6 +31,10 @@ use crate::wire::{pairs, Driver, Limits, Outgoing, Phase, Response, Wire, WireEr
 use body::{gunzip, is_gzip, Collected, Gunzip};
 pub use pools::release_unused_here;
 
+/// The most pooled connections found closed by their server (`connect::StaleConnection`)
+/// that one attempt sends again past: a pool holds a few idle connections per origin.
+const STALE_CONNECTIONS: u32 = 16;
+
 /// The most headers `HyperWire::request` adds to a request's own: user-agent, accept,
 /// accept-encoding and proxy-authorization.
 const ADDED_HEADERS: usize = 4;
@@ -128,20 +132,6 @@ impl Wire for HyperWire {
         let method = request.method.as_str();
         let url = request.url.as_str();
         let client = pools::pooled_client(&self.lease, driver).map_err(WireError::Refused)?;
-        if driver == Driver::ThisThread && client.any_closed() {
-            // This thread's idle connections were not polled while it was away, and a socket
-            // says its server closed it: one turn reads the pending I/O events, the next runs
-            // the woken connection tasks, so the close is seen before the pool hands that
-            // connection out. Two turns (and their `epoll_wait`s) only then, not before every
-            // request.
-            tokio::task::yield_now().await;
-            tokio::task::yield_now().await;
-        }
-        let outgoing = self.request(request).map_err(|detail| WireFailure {
-            phase: Phase::BeforeWrite,
-            timeout: false,
-            detail,
-        })?;
         // One timer for the whole attempt, head and body, registered once. The request is
         // polled before the timer (`before`), so a connect cut near the attempt's end
         // (connect_deadline.rs: a connect error, nothing written) is seen as that even when
@@ -154,14 +144,27 @@ impl Wire for HyperWire {
             timeout: true,
             detail: format!("no answer within {:.3} s", limits.timeout.as_secs_f64()),
         };
-        let sending = crate::connect_deadline::within(
-            limits.timeout,
-            limits.connect_timeout,
-            client.request(outgoing),
-        );
-        let response = match before(timer.as_mut(), sending).await {
-            Some(sent) => sent.map_err(|e| classify(&e))?,
-            None => return Err(cut(Phase::AwaitingHead).into()),
+        let mut stale = 0;
+        let response = loop {
+            let outgoing = self.request(request).map_err(|detail| WireFailure {
+                phase: Phase::BeforeWrite,
+                timeout: false,
+                detail,
+            })?;
+            let sending = crate::connect_deadline::within(
+                limits.timeout,
+                limits.connect_timeout,
+                client.request(outgoing),
+            );
+            match before(timer.as_mut(), sending).await {
+                Some(Ok(response)) => break response,
+                // A pooled connection its server had closed, nothing written (connect::Conn):
+                // not a failure of this attempt. Each one found is dropped by the pool, so
+                // this ends with a connection that is open (or a new one).
+                Some(Err(e)) if stale < STALE_CONNECTIONS && is_stale(&e) => stale += 1,
+                Some(Err(e)) => return Err(classify(&e).into()),
+                None => return Err(cut(Phase::AwaitingHead).into()),
+            }
         };
         let limit = self.settings.max_response_size;
         let (head, mut incoming) = response.into_parts();
@@ -286,10 +289,14 @@ fn classify(error: &hyper_util::client::legacy::Error) -> WireFailure {
         None => error.to_string(),
     };
     let hyper_error = cause::<hyper::Error>(error);
-    let phase = if error.is_connect() || hyper_error.is_some_and(hyper::Error::is_canceled) {
+    let phase = if error.is_connect()
+        || hyper_error.is_some_and(hyper::Error::is_canceled)
+        || is_stale(error)
+    {
         // hyper cancels a request only when it hands it back unwritten (a pooled connection
         // that closed before the request went out, one not ready); hyper-util retries it on a
-        // new connection when it can, and this is what is left when it could not.
+        // new connection when it can, and this is what is left when it could not; a stale
+        // connection is refused before anything is written (connect::Conn).
         Phase::BeforeWrite
     } else if hyper_error.is_some_and(hyper::Error::is_body_write_aborted)
         || cause::<std::io::Error>(error)
@@ -307,6 +314,14 @@ fn classify(error: &hyper_util::client::legacy::Error) -> WireFailure {
         timeout: timed_out(error),
         detail,
     }
+}
+
+/// Whether `error` is a request refused, unwritten, on a pooled connection its server had
+/// closed (`connect::StaleConnection`).
+fn is_stale(error: &hyper_util::client::legacy::Error) -> bool {
+    cause::<std::io::Error>(error)
+        .and_then(|io| io.get_ref())
+        .is_some_and(|inner| inner.is::<connect::StaleConnection>())
 }
 
 /// A failure while the body was read: the head had come.

@@ -6,7 +6,7 @@
 use std::future::Future;
 use std::os::fd::{AsRawFd, RawFd};
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use http::uri::Scheme;
@@ -34,16 +34,10 @@ pub(super) struct Connector {
     /// To an `https://` proxy, which is spoken to in HTTP/1.1 only.
     tls_to_proxy: TlsConnector,
     routes: Option<Arc<Matcher>>,
-    /// The pool's HTTP/1 sockets, for its check before reuse.
-    sockets: Sockets,
 }
 
 impl Connector {
-    pub(super) fn new(
-        tls: ClientConfig,
-        routes: Option<Arc<Matcher>>,
-        sockets: Sockets,
-    ) -> Connector {
+    pub(super) fn new(tls: ClientConfig, routes: Option<Arc<Matcher>>) -> Connector {
         let mut tcp = HttpConnector::new();
         tcp.enforce_http(false); // https:// destinations are ours to wrap in TLS
         tcp.set_nodelay(true);
@@ -54,7 +48,6 @@ impl Connector {
             tls: TlsConnector::from(Arc::new(tls)),
             tls_to_proxy: TlsConnector::from(Arc::new(to_proxy)),
             routes,
-            sockets,
         }
     }
 
@@ -76,24 +69,11 @@ impl Connector {
             Some(proxy) => (to_proxy.open(proxy.uri().clone()).await?.into_inner(), true),
         };
         if !https {
-            let socket = self.sockets.add(stream.fd());
-            return Ok(Conn {
-                io: TokioIo::new(stream),
-                forward,
-                h2: false,
-                _socket: socket,
-            });
+            return Ok(Conn::new(stream, forward, false));
         }
         let stream = tls(&self.tls, &dst, stream).await?;
         let h2 = stream.get_ref().1.alpn_protocol() == Some(b"h2");
-        // An HTTP/2 connection reads frames while idle (pings, settings): not checked.
-        let socket = (!h2).then(|| self.sockets.add(stream.get_ref().0.fd()));
-        Ok(Conn {
-            io: TokioIo::new(Stream::Tls(Box::new(stream))),
-            forward: false,
-            h2,
-            _socket: socket.flatten(),
-        })
+        Ok(Conn::new(Stream::Tls(Box::new(stream)), false, h2))
     }
 }
 
@@ -183,65 +163,44 @@ impl Stream {
     }
 }
 
-/// The HTTP/1 sockets of one pool.
-#[derive(Clone, Default)]
-pub(super) struct Sockets(Arc<Mutex<Vec<Weak<Socket>>>>);
-
-/// One connection's socket, listed as long as its `Conn` lives.
-pub(super) struct Socket {
-    fd: RawFd,
-}
-
-impl Sockets {
-    fn add(&self, fd: RawFd) -> Option<Arc<Socket>> {
-        let socket = Arc::new(Socket { fd });
-        let mut sockets = self.0.lock().ok()?;
-        sockets.retain(|s| s.strong_count() > 0);
-        sockets.push(Arc::downgrade(&socket));
-        Some(socket)
-    }
-
-    /// Whether any socket is readable: at its end (the server closed it), broken, or holding
-    /// bytes nobody asked for. For a pool whose connections are all idle, on the thread that
-    /// drives them, so that none is closed meanwhile (`HttpClient::any_closed`).
-    pub(super) fn any_readable(&self) -> bool {
-        let Ok(sockets) = self.0.lock() else {
-            return true; // unknown: as if one was
-        };
-        sockets
-            .iter()
-            .filter_map(Weak::upgrade)
-            .any(|s| s.readable())
-    }
-}
-
-impl Socket {
-    /// Whether a read would not wait: a byte, the end, or an error. One `recv` that peeks
-    /// without waiting (the socket is non-blocking; `MSG_DONTWAIT` says so again).
-    fn readable(&self) -> bool {
-        let mut byte = [0u8; 1];
-        // SAFETY: `fd` is the socket of a live `Conn` (this `Socket` is only reached while it
-        // is: `Weak::upgrade`), on the thread that drives it; `byte` is a valid buffer of the
-        // length given, and a peek consumes nothing.
-        #[allow(unsafe_code)]
-        let read = unsafe {
-            libc::recv(
-                self.fd,
-                byte.as_mut_ptr().cast(),
-                byte.len(),
-                libc::MSG_PEEK | libc::MSG_DONTWAIT,
-            )
-        };
-        if read >= 0 {
-            return true;
-        }
-        let error = std::io::Error::last_os_error().kind();
-        !matches!(
-            error,
-            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+/// Whether a read of socket `fd` would not wait: a byte, the end, or an error. One `recv`
+/// that peeks without waiting (the socket is non-blocking; `MSG_DONTWAIT` says so again).
+fn readable(fd: RawFd) -> bool {
+    let mut byte = [0u8; 1];
+    // SAFETY: `fd` is the socket of a live `Conn` (its caller's), which owns it; `byte` is a
+    // valid buffer of the length given, and a peek consumes nothing.
+    #[allow(unsafe_code)]
+    let read = unsafe {
+        libc::recv(
+            fd,
+            byte.as_mut_ptr().cast(),
+            byte.len(),
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
         )
+    };
+    if read >= 0 {
+        return true;
+    }
+    let error = std::io::Error::last_os_error().kind();
+    !matches!(
+        error,
+        std::io::ErrorKind::WouldBlock | std::io::ErrorKind::Interrupted
+    )
+}
+
+/// Why a request was not written on a pooled HTTP/1 connection: its server had closed it (or
+/// sent bytes nobody asked for) while it sat idle. Nothing of the request went out, so the
+/// wire sends it again on another connection (`HyperWire::exchange`), whatever its method.
+#[derive(Debug)]
+pub(super) struct StaleConnection;
+
+impl std::fmt::Display for StaleConnection {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("the server closed this idle connection; nothing was written")
     }
 }
+
+impl std::error::Error for StaleConnection {}
 
 impl AsyncRead for Stream {
     fn poll_read(
@@ -303,12 +262,46 @@ impl AsyncWrite for Stream {
 
 /// A connection as the pool holds it: `forward` when it goes to an http proxy that takes the
 /// request in absolute form, `h2` when the server chose HTTP/2.
+///
+/// An HTTP/1 connection is checked when a request starts on it after a response, as urllib3's
+/// `is_connection_dropped` does: before the first byte of that request is written, one `recv`
+/// that peeks tells whether the server closed it while idle. A keep-alive connection closed
+/// by its server is otherwise only noticed when its task next runs, and the pool may hand it
+/// out before: on the sync face the thread's connections are not driven between its requests;
+/// on the async face a loaded runtime runs that task late. Such a request is refused with
+/// [`StaleConnection`], unwritten, and sent again on another connection.
 pub(super) struct Conn {
     io: TokioIo<Stream>,
     forward: bool,
     h2: bool,
-    /// Its entry in the pool's `Sockets` (an HTTP/1 connection's), listed while it lives.
-    _socket: Option<Arc<Socket>>,
+    /// The socket to peek (an HTTP/1 connection's; an HTTP/2 one reads frames while idle).
+    checked: Option<RawFd>,
+    /// Whether a read came since the last write: the next write starts a new request.
+    read_since_write: bool,
+}
+
+impl Conn {
+    fn new(stream: Stream, forward: bool, h2: bool) -> Conn {
+        let checked = (!h2).then(|| stream.fd());
+        Conn {
+            io: TokioIo::new(stream),
+            forward,
+            h2,
+            checked,
+            read_since_write: false,
+        }
+    }
+
+    /// Before a write: refuse the first write of a request on a connection its server closed.
+    fn check_before_write(&mut self) -> std::io::Result<()> {
+        if !std::mem::take(&mut self.read_since_write) {
+            return Ok(());
+        }
+        match self.checked {
+            Some(fd) if readable(fd) => Err(std::io::Error::other(StaleConnection)),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl Connection for Conn {
@@ -328,7 +321,12 @@ impl Read for Conn {
         cx: &mut Context<'_>,
         buf: ReadBufCursor<'_>,
     ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.get_mut().io).poll_read(cx, buf)
+        let conn = self.get_mut();
+        let read = Pin::new(&mut conn.io).poll_read(cx, buf);
+        if matches!(read, Poll::Ready(Ok(()))) {
+            conn.read_since_write = true;
+        }
+        read
     }
 }
 
@@ -338,7 +336,9 @@ impl Write for Conn {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write(cx, buf)
+        let conn = self.get_mut();
+        conn.check_before_write()?;
+        Pin::new(&mut conn.io).poll_write(cx, buf)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
@@ -358,6 +358,8 @@ impl Write for Conn {
         cx: &mut Context<'_>,
         bufs: &[std::io::IoSlice<'_>],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.get_mut().io).poll_write_vectored(cx, bufs)
+        let conn = self.get_mut();
+        conn.check_before_write()?;
+        Pin::new(&mut conn.io).poll_write_vectored(cx, bufs)
     }
 }

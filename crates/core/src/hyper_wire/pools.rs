@@ -12,7 +12,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
-use super::connect::{Connector, Sockets};
+use super::connect::Connector;
 use crate::connect_deadline::Bounded;
 use crate::error::{Error, Result};
 use crate::proxy::{ProxySetting, Routes};
@@ -45,11 +45,10 @@ impl std::fmt::Debug for PoolLease {
 }
 
 /// A pool of connections: hyper-util's client over our connector (connect.rs), each new
-/// connection bounded by its attempt (connect_deadline.rs), and the pool's HTTP/1 sockets,
-/// checked before reuse on the sync face (`any_closed`).
+/// connection bounded by its attempt (connect_deadline.rs), each reused HTTP/1 one checked
+/// before a request is written on it (`connect::Conn`).
 pub(super) struct HttpClient {
     client: Client<Bounded<Connector>, Full<Bytes>>,
-    sockets: Sockets,
 }
 
 impl HttpClient {
@@ -58,15 +57,6 @@ impl HttpClient {
         request: http::Request<Full<Bytes>>,
     ) -> hyper_util::client::legacy::ResponseFuture {
         self.client.request(request)
-    }
-
-    /// Whether a connection of this pool may have been closed by its server while it sat
-    /// idle, as urllib3's `is_connection_dropped` asks: is any socket readable (one `recv`
-    /// that peeks without waiting, each)? An idle HTTP/1 connection that is readable was
-    /// closed or broken by its server. Only for a pool whose connections are all idle: a
-    /// thread's pool between its requests.
-    pub(super) fn any_closed(&self) -> bool {
-        self.sockets.any_readable()
     }
 }
 
@@ -213,8 +203,7 @@ fn build_client((verify, _, _): &PoolKey, routes: Option<Arc<Matcher>>) -> Resul
     let tls = crate::tls::client_config(verify)?;
     // No connect timeout here: each attempt bounds its connects (connect_deadline.rs), with
     // the call's own setting when it has one, so a derived client needs no pool of its own.
-    let sockets = Sockets::default();
-    let connector = Connector::new(tls, routes, sockets.clone());
+    let connector = Connector::new(tls, routes);
     let connector = tower_layer::Layer::layer(&crate::connect_deadline::Layer, connector);
     // Redirects are followed by the client, hop by hop (client.rs): hyper-util follows none.
     // A request the pool hands back unwritten (its connection closed first) goes out again on
@@ -227,5 +216,5 @@ fn build_client((verify, _, _): &PoolKey, routes: Option<Arc<Matcher>>) -> Resul
         .timer(TokioTimer::new())
         .retry_canceled_requests(true)
         .build(connector);
-    Ok(Arc::new(HttpClient { client, sockets }))
+    Ok(Arc::new(HttpClient { client }))
 }
