@@ -1,6 +1,16 @@
 """The native core of recurring_payments (Rust, PyO3). Import the public API from the package."""
 
-from collections.abc import Awaitable, Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import (
+    Awaitable,
+    Callable,
+    ItemsView,
+    Iterable,
+    Iterator,
+    KeysView,
+    Mapping,
+    Sequence,
+    ValuesView,
+)
 from typing import Any, final
 
 from typing_extensions import Self, disjoint_base
@@ -122,6 +132,26 @@ class _ResourceCore:
     def __contains__(self, key: object, /) -> bool: ...
     def __iter__(self) -> Iterator[str]: ...
     def __len__(self) -> int: ...
+    def keys(self) -> KeysView[str]:
+        """The state's names (a view, as a mapping's ``keys()``), in document order, made in one
+        call rather than one lookup a name.
+
+        >>> list(client.get_creditors(reference="democreditor").keys())
+        ['reference', 'name']
+        """
+    def values(self) -> ValuesView[Any]:
+        """The state's values (a view of a new ``dict`` of the state, as :attr:`data` makes it).
+
+        >>> list(client.get_creditors(reference="democreditor").values())
+        ['democreditor', 'Demo Creditor SAS']
+        """
+    def items(self) -> ItemsView[str, Any]:
+        """The state's ``(name, value)`` pairs (a view of a new ``dict`` of the state, as
+        :attr:`data` makes it): one call for the whole state.
+
+        >>> dict(client.get_creditors(reference="democreditor").items())
+        {'reference': 'democreditor', 'name': 'Demo Creditor SAS'}
+        """
     @property
     def data(self) -> dict[str, Any]:
         """The state as a new ``dict`` (a deep copy: change it freely).

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import ItemsView, KeysView, Mapping, ValuesView
 from typing import Any
 
 import pytest
@@ -180,3 +181,40 @@ def test_a_link_is_sent_resolved_once(server: FakeServer, client: rp.Client) -> 
     assert doc.described(id=7)["id"] == 7
     assert client.get("/things/{id}", id=7)["id"] == 7
     assert [r.path for r in api_requests(server)][-2:] == ["/things/7", "/things/7"]
+
+
+STATE = {"z": [1, {"a": None}], "id": 7, "name": "é\u2028", "flag": False, "nested": {"x": 1.5}}
+
+
+@pytest.mark.parametrize("face", ["sync", "async"])
+def test_keys_values_and_items_are_the_mapping_views_made_in_one_call(
+    server: FakeServer, face: str
+) -> None:
+    body = {**STATE, "_links": {"self": {"href": "/state"}}, "_embedded": {"one": dict(STATE)}}
+    server.add_resource("/state", body)
+    empty = {"_links": {"self": {"href": "/empty"}}}
+    server.add_resource("/empty", empty)
+
+    async def fetch_async() -> list[Any]:
+        async with server.async_client() as client:
+            return [await client.get("/state"), await client.get("/empty")]
+
+    if face == "async":
+        res, bare = asyncio.run(fetch_async())
+    else:
+        with server.client() as client:
+            res, bare = client.get("/state"), client.get("/empty")
+    item = res.embedded["one"]
+    made = type(res)(res._session, dict(STATE))  # a resource of a plain mapping
+    for resource in (res, item, made):
+        # What `Mapping`'s own views give, key by key: same order, equal values.
+        assert list(resource.keys()) == list(Mapping.keys(resource)) == list(STATE)
+        assert list(resource.values()) == list(Mapping.values(resource)) == list(STATE.values())
+        assert list(resource.items()) == list(Mapping.items(resource)) == list(STATE.items())
+        assert isinstance(resource.keys(), KeysView) and resource.keys() & {"id", "x"} == {"id"}
+        assert isinstance(resource.values(), ValuesView) and 7 in resource.values()
+        assert isinstance(resource.items(), ItemsView) and ("id", 7) in resource.items()
+        assert dict(resource) == dict(resource.items()) == STATE
+        dict(resource.items())["nested"]["x"] = 0  # a copy: the resource is unchanged
+        assert resource["nested"] == {"x": 1.5}
+    assert list(bare.keys()) == list(bare.values()) == list(bare.items()) == []

@@ -162,6 +162,36 @@ impl ResourceCore {
         Ok(state_keys(slf)?.len())
     }
 
+    /// The state's names (a view, as a mapping's ``keys()``), in document order, made in one
+    /// call rather than one lookup a name.
+    ///
+    /// >>> list(client.get_creditors(reference="democreditor").keys())
+    /// ['reference', 'name']
+    fn keys<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        let names = PyDict::new(slf.py());
+        for key in state_keys(slf)?.iter() {
+            names.set_item(key, slf.py().None())?;
+        }
+        names.call_method0(intern!(slf.py(), "keys"))
+    }
+
+    /// The state's values (a view of a new ``dict`` of the state, as :attr:`data` makes it).
+    ///
+    /// >>> list(client.get_creditors(reference="democreditor").values())
+    /// ['democreditor', 'Demo Creditor SAS']
+    fn values<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        Self::data(slf)?.call_method0(intern!(slf.py(), "values"))
+    }
+
+    /// The state's ``(name, value)`` pairs (a view of a new ``dict`` of the state, as
+    /// :attr:`data` makes it): one call for the whole state.
+    ///
+    /// >>> dict(client.get_creditors(reference="democreditor").items())
+    /// {'reference': 'democreditor', 'name': 'Demo Creditor SAS'}
+    fn items<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyAny>> {
+        Self::data(slf)?.call_method0(intern!(slf.py(), "items"))
+    }
+
     /// The state as a new ``dict`` (a deep copy: change it freely).
     ///
     /// >>> client.get_creditors(reference="democreditor").data
