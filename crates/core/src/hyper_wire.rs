@@ -32,8 +32,10 @@ use body::{gunzip, is_gzip, Collected, Gunzip};
 pub use pools::release_unused_here;
 
 /// The most pooled connections found closed by their server (`connect::StaleConnection`)
-/// that one attempt sends again past: a pool holds a few idle connections per origin.
-const STALE_CONNECTIONS: u32 = 16;
+/// that one attempt sends again past. Each one found is dropped, so this only bounds a server
+/// that closed every idle connection of a busy async pool at once (a restart); past it the
+/// attempt fails as one that wrote nothing.
+const STALE_CONNECTIONS: u32 = 64;
 
 /// The most headers `HyperWire::request` adds to a request's own: user-agent, accept,
 /// accept-encoding and proxy-authorization.
