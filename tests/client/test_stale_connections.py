@@ -129,3 +129,35 @@ def test_under_load_the_async_face_never_sends_on_a_closed_idle_connection(
         return statuses
 
     assert asyncio.run(scenario()) == [200] * 100
+
+
+def test_every_idle_connection_closed_at_once_costs_no_request(
+    server: FakeServer, proxy: CuttingProxy
+) -> None:
+    # A server restart under load: the pool's 24 idle connections all closed; 24 requests at
+    # once each pass over the stale ones they are handed, and none fails (retries=0).
+    async def scenario() -> list[int]:
+        busy = server.async_client()
+        client = through(server, proxy, "async")
+        done = False
+
+        async def load() -> None:
+            while not done:
+                await busy.get("/thing")
+
+        loaders = [asyncio.ensure_future(load()) for _ in range(32)]
+        statuses: list[int] = []
+        try:
+            for _ in range(5):
+                await asyncio.gather(*(client.get("/thing") for _ in range(24)))
+                await asyncio.to_thread(proxy.cut)
+                replies = await asyncio.gather(*(client.get("/thing") for _ in range(24)))
+                statuses += [reply.status for reply in replies]
+        finally:
+            done = True
+            await asyncio.gather(*loaders)
+            await client.aclose()
+            await busy.aclose()
+        return statuses
+
+    assert asyncio.run(scenario()) == [200] * 120
