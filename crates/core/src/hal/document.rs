@@ -65,6 +65,24 @@ impl Document {
         self.index.fields.find(&self.body, name)
     }
 
+    /// Where the field `name` is, `guess` tried first: where a sibling of the same shape has it
+    /// (the items of a page share theirs), found without a search.
+    pub fn find_near(&self, name: &str, guess: usize) -> Option<usize> {
+        match self
+            .index
+            .fields
+            .is_named(&self.body, guess, name.as_bytes())
+        {
+            true => Some(guess), // names are unique in the index
+            false => self.find(name),
+        }
+    }
+
+    /// Whether field `at` is `_links` or `_embedded` (see [`is_reserved`]), known from the index.
+    pub fn is_reserved_at(&self, at: usize) -> bool {
+        self.index.links == Some(at) || self.embedded_field() == Some(at)
+    }
+
     /// The JSON text of field `at`'s value (of its last occurrence, should the name repeat).
     pub fn raw(&self, at: usize) -> &[u8] {
         &self.body[self.index.fields.value(at).clone()]
@@ -144,6 +162,12 @@ impl Document {
     pub fn link(&self, rel: &str) -> Option<OneOrMany<Link>> {
         let links = self.links();
         links.into_iter().find(|(r, _)| r == rel).map(|(_, l)| l)
+    }
+
+    /// The JSON text of `_links.self` (as `link_text("self")` gives it), recorded by the pass.
+    pub fn self_link_text(&self) -> Option<&[u8]> {
+        let range = self.index.self_link.clone()?;
+        self.body.get(range)
     }
 
     /// The `href` of the `self` link (the first one, should it be an array).
