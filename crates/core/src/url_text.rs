@@ -44,15 +44,29 @@ fn is_kept_as_is(path: &str) -> bool {
     if bytes.first() != Some(&b'/') || bytes.get(1) == Some(&b'/') {
         return false;
     }
-    let (path, query) = match bytes.iter().position(|&b| b == b'?') {
-        Some(at) => bytes.split_at(at),
-        None => (bytes, &[][..]),
-    };
-    path.iter().all(|&b| KEPT[usize::from(b)] & IN_PATH != 0)
-        && query.iter().all(|&b| KEPT[usize::from(b)] & IN_QUERY != 0)
-        && !path
-            .split(|&b| b == b'/')
-            .any(|segment| matches!(segment, b"." | b".."))
+    // One pass: each segment of the path checked at its end, then the query's bytes.
+    let mut segment = 0;
+    for (at, &b) in bytes.iter().enumerate() {
+        match b {
+            b'/' | b'?' => {
+                if is_dot_segment(&bytes[segment..at]) {
+                    return false;
+                }
+                if b == b'?' {
+                    let query = &bytes[at + 1..];
+                    return query.iter().all(|&b| KEPT[usize::from(b)] & IN_QUERY != 0);
+                }
+                segment = at + 1;
+            }
+            _ if KEPT[usize::from(b)] & IN_PATH == 0 => return false,
+            _ => {}
+        }
+    }
+    !is_dot_segment(&bytes[segment..])
+}
+
+fn is_dot_segment(segment: &[u8]) -> bool {
+    matches!(segment, b"." | b"..")
 }
 
 const IN_PATH: u8 = 1;

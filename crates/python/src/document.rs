@@ -222,20 +222,23 @@ pub(crate) enum SelfLink<'a> {
 /// The `str` of a state's name for a new dict (`Document::state`): the dicts of a page's
 /// items have the same names, each made once and shared (by a hash of its text, as orjson
 /// caches keys) instead of once per item.
-fn state_key<'py>(py: Python<'py>, name: &str) -> Bound<'py, PyString> {
-    let bytes = name.as_bytes();
+fn state_key<'a, 'py>(
+    py: Python<'py>,
+    bytes: &[u8],
+    text: impl FnOnce() -> &'a str,
+) -> Bound<'py, PyString> {
     if bytes.len() > MAX_SHARED_KEY {
-        return PyString::new(py, name);
+        return PyString::new(py, text());
     }
     let byte = |i: usize| u64::from(bytes.get(i).copied().unwrap_or(0));
     let n = bytes.len();
     let mixed = n as u64 | byte(0) << 8 | byte(n / 2) << 16 | byte(n.wrapping_sub(1)) << 24;
     let slot = (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % SHARED_KEYS;
     SHARED.with_borrow_mut(|keys| match &keys[slot] {
-        Some((text, key)) if **text == *name => key.bind(py).clone(),
+        Some((name, key)) if **name == *bytes => key.bind(py).clone(),
         _ => {
-            let key = PyString::new(py, name);
-            keys[slot] = Some((name.into(), key.clone().unbind()));
+            let key = PyString::new(py, text());
+            keys[slot] = Some((bytes.into(), key.clone().unbind()));
             key
         }
     })
@@ -243,8 +246,8 @@ fn state_key<'py>(py: Python<'py>, name: &str) -> Bound<'py, PyString> {
 
 /// Names longer than this are made afresh (as orjson does: long keys rarely repeat).
 const MAX_SHARED_KEY: usize = 64;
-/// A name's text and its `str`.
-type SharedKey = (Box<str>, Py<PyString>);
+/// A name's text (its UTF-8 bytes) and its `str`.
+type SharedKey = (Box<[u8]>, Py<PyString>);
 const SHARED_KEYS: usize = 256;
 
 thread_local! {
@@ -411,7 +414,8 @@ impl Document {
                 Some(value) => value.bind(py).clone(),
                 None => self.state_value(py, at, kind)?,
             };
-            state.set_item(state_key(py, self.doc.name(at)), value)?;
+            let name = self.doc.name_bytes(at);
+            state.set_item(state_key(py, name, || self.doc.name(at)), value)?;
         }
         Ok(state)
     }

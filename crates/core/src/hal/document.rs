@@ -55,6 +55,11 @@ impl Document {
         self.index.fields.name(&self.body, at)
     }
 
+    /// The name of field `at` as the bytes of its text (not checked again as UTF-8).
+    pub fn name_bytes(&self, at: usize) -> &[u8] {
+        self.index.fields.name_bytes(&self.body, at)
+    }
+
     /// Every field name, in document order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         (0..self.len()).map(|at| self.name(at))

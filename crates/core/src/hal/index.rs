@@ -104,6 +104,10 @@ impl<V> Names<V> {
             .is_some_and(|(k, _)| k.bytes(body) == name)
     }
 
+    pub(super) fn name_bytes<'a>(&'a self, body: &'a [u8], at: usize) -> &'a [u8] {
+        self.entries[at].0.bytes(body)
+    }
+
     pub(super) fn name<'a>(&'a self, body: &'a [u8], at: usize) -> &'a str {
         self.entries[at].0.text(body)
     }
