@@ -399,9 +399,10 @@ impl Document {
         PyList::new(py, items.collect::<PyResult<Vec<_>>>()?)
     }
 
-    /// The state as a new dict: every field but `_links` and `_embedded`, each as a read
-    /// gives it (a scalar kept, an object or array converted afresh). `Resource.data` in one
-    /// call, without making the `_links` view or `_embedded`'s documents only to drop them.
+    /// The state as a new dict: every field but `_links` and `_embedded`, with the value a
+    /// read gives (a kept scalar shared, the rest converted afresh and not kept: a dict of
+    /// every field is rarely followed by reads of them). `Resource.data` in one call, without
+    /// making the `_links` view or `_embedded`'s documents only to drop them.
     pub(crate) fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let state = PyDict::new(py);
         for (at, cell) in self.values.iter().enumerate() {
