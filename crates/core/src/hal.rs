@@ -19,7 +19,7 @@ pub use curies::in_scope;
 pub use document::{is_reserved, Document, Kind};
 pub use index::parse;
 pub use limits::MAX_NESTING;
-pub use links::{simple_link, Link, OneOrMany};
+pub use links::{bare_href, simple_link, Link, OneOrMany};
 pub use shape::{LinkEntry, Shape, ShapeRef};
 
 #[cfg(test)]

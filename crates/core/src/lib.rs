@@ -21,4 +21,5 @@ pub mod text;
 pub mod tls;
 pub mod transport;
 pub mod url;
+pub mod url_text;
 pub mod wire;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
-use pyo3::types::PyTuple;
+use pyo3::types::{PyString, PyTuple};
 
 use rp_core::auth::{AskCredentials, CredentialSource};
 use rp_core::client::{Client, ClientConfig};
@@ -216,8 +216,8 @@ impl NativeClient {
     }
 
     /// The absolute URL of an href the server sent (relative ones resolve against base_url).
-    fn resolve(&self, reference: &str) -> Fallible<String> {
-        self.resolve_server_href(reference)
+    fn resolve<'py>(&self, py: Python<'py>, reference: &str) -> Fallible<Bound<'py, PyString>> {
+        self.resolve_server_href(py, reference)
     }
 
     #[getter]
@@ -368,8 +368,14 @@ impl NativeClient {
     }
 
     /// The absolute URL of an href the server sent, as `resolve` gives it to Python.
-    pub(crate) fn resolve_server_href(&self, href: &str) -> Fallible<String> {
-        Ok(self.core()?.resolve_href(href)?.to_string())
+    pub(crate) fn resolve_server_href<'py>(
+        &self,
+        py: Python<'py>,
+        href: &str,
+    ) -> Fallible<Bound<'py, PyString>> {
+        let core = self.core()?;
+        let url = rp_core::url_text::resolve_server_href_text(core.base_url(), href)?;
+        Ok(PyString::new(py, &url))
     }
 
     /// The core, or the error of a closed client (a call that raced `close`).

@@ -11,7 +11,10 @@
 
 use crate::errors::to_py;
 use crate::untracked::new_untracked;
+use std::borrow::Cow;
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::OnceLock;
 
 use bytes::Bytes;
@@ -19,7 +22,7 @@ use jiter::{PythonParse, StringCacheMode};
 use pyo3::exceptions::PyKeyError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyBytes, PyDict, PyList, PyString, PyTuple};
+use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
 
 use rp_core::error::Error;
@@ -62,11 +65,7 @@ impl Document {
             Kind::Links => new_untracked(py, Links::new(self.doc.clone()))?
                 .into_any()
                 .unbind(),
-            Kind::Scalar => match simple_scalar(py, self.doc.raw(at)) {
-                Some(value) => value.unbind(),
-                None => parse_python(py, self.doc.raw(at))?,
-            },
-            Kind::Composite => parse_python(py, self.doc.raw(at))?,
+            Kind::Scalar | Kind::Composite => self.state_value(py, at, kind)?.unbind(),
         };
         // An object or array of the state is converted afresh on each read (see the top).
         if kind == Kind::Composite {
@@ -75,6 +74,24 @@ impl Document {
         // Under the GIL and without releasing it, nobody else can have set it meanwhile.
         let kept = cell.get_or_init(|| value);
         Ok(kept.bind(py).clone())
+    }
+
+    /// The state's field `at` (of `kind` `Scalar` or `Composite`), converted now.
+    fn state_value<'py>(
+        &self,
+        py: Python<'py>,
+        at: usize,
+        kind: Kind,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let raw = self.doc.raw(at);
+        let simple = match kind {
+            Kind::Scalar => simple_scalar(py, raw),
+            _ => None,
+        };
+        match simple {
+            Some(value) => Ok(value),
+            None => Ok(parse_python(py, raw)?.into_bound(py)),
+        }
     }
 
     /// `_embedded` as a dict of relation -> Document (or a list of them).
@@ -125,9 +142,7 @@ impl Document {
     /// Where the state's field `name` is: `None` for a missing one and for `_links` and
     /// `_embedded` (`Resource["_links"]` is a `KeyError`, as for any name not in the state).
     fn find_state(&self, name: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
-        Ok(self
-            .find(name)?
-            .filter(|at| !hal::is_reserved(self.doc.name(*at))))
+        Ok(self.find(name)?.filter(|at| !self.doc.is_reserved_at(*at)))
     }
 
     /// The state's field `name` as a read gives it, or `None` (see `find_state`).
@@ -159,32 +174,86 @@ impl Document {
     }
 
     /// The `self` link as `Resource.url` reads it from the index, without Python objects.
-    pub(crate) fn self_link(&self) -> SelfLink {
-        match self.doc.link_text("self") {
-            None => SelfLink::Absent,
-            Some(text) => match hal::simple_link(text) {
-                Some((href, false)) => SelfLink::Plain(href),
-                _ => SelfLink::Other,
-            },
+    pub(crate) fn self_link(&self) -> SelfLink<'_> {
+        let Some(text) = self.doc.self_link_text() else {
+            return SelfLink::Absent;
+        };
+        if let Some(href) = hal::bare_href(text) {
+            return SelfLink::Plain(Cow::Borrowed(href));
+        }
+        match hal::simple_link(text) {
+            Some((href, false)) => SelfLink::Plain(Cow::Owned(href)),
+            _ => SelfLink::Other,
         }
     }
 
     fn find(&self, name: &Bound<'_, PyAny>) -> PyResult<Option<usize>> {
         // Only str keys exist, and none with a lone surrogate (the body is UTF-8).
-        match name.cast::<PyString>().map(|name| name.to_str()) {
-            Ok(Ok(name)) => Ok(self.doc.find(name)),
-            _ => Ok(None),
+        let Ok(Ok(text)) = name.cast::<PyString>().map(|name| name.to_str()) else {
+            return Ok(None);
+        };
+        let slot = &FOUND_AT[(name.as_ptr() as usize >> 4) % FOUND_AT.len()];
+        let guess = slot.load(Ordering::Relaxed);
+        let found = self.doc.find_near(text, guess as usize);
+        if let Some(at) = found.and_then(|at| u32::try_from(at).ok()) {
+            if at != guess {
+                slot.store(at, Ordering::Relaxed);
+            }
         }
+        Ok(found)
     }
 }
 
+/// Where a name was last found, by the address of the `str` that asked: a loop over a page
+/// asks for the same names (the same objects) in items of the same shape, where each is at
+/// the same place. `find_near` checks the guess (a wrong one costs a comparison), so a slot
+/// shared by two names, or read while another thread writes it, only costs a search.
+static FOUND_AT: [AtomicU32; 256] = [const { AtomicU32::new(0) }; 256];
+
 /// A document's `self` link, for `Resource.url`.
-pub(crate) enum SelfLink {
+pub(crate) enum SelfLink<'a> {
     Absent,
     /// `{"href": …}` (or with `"templated": false`): the href as sent.
-    Plain(String),
+    Plain(Cow<'a, str>),
     /// Templated, an array, or with other members: read by the Python layer.
     Other,
+}
+
+/// The `str` of a state's name for a new dict (`Document::state`): the dicts of a page's
+/// items have the same names, each made once and shared (by a hash of its text, as orjson
+/// caches keys) instead of once per item.
+fn state_key<'a, 'py>(
+    py: Python<'py>,
+    bytes: &[u8],
+    text: impl FnOnce() -> &'a str,
+) -> Bound<'py, PyString> {
+    if bytes.len() > MAX_SHARED_KEY {
+        return PyString::new(py, text());
+    }
+    let byte = |i: usize| u64::from(bytes.get(i).copied().unwrap_or(0));
+    let n = bytes.len();
+    let mixed = n as u64 | byte(0) << 8 | byte(n / 2) << 16 | byte(n.wrapping_sub(1)) << 24;
+    let slot = (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 56) as usize % SHARED_KEYS;
+    SHARED.with_borrow_mut(|keys| match &keys[slot] {
+        Some((name, key)) if **name == *bytes => key.bind(py).clone(),
+        _ => {
+            let key = PyString::new(py, text());
+            keys[slot] = Some((bytes.into(), key.clone().unbind()));
+            key
+        }
+    })
+}
+
+/// Names longer than this are made afresh (as orjson does: long keys rarely repeat).
+const MAX_SHARED_KEY: usize = 64;
+/// A name's text (its UTF-8 bytes) and its `str`.
+type SharedKey = (Box<[u8]>, Py<PyString>);
+const SHARED_KEYS: usize = 256;
+
+thread_local! {
+    /// The shared names of `state_key`, per thread (each one holding the GIL when it reads).
+    static SHARED: RefCell<Vec<Option<SharedKey>>> =
+        RefCell::new((0..SHARED_KEYS).map(|_| None).collect());
 }
 
 /// The Python value of a scalar the indexing pass validated, for the usual ones without a
@@ -214,8 +283,28 @@ fn simple_scalar<'py>(py: Python<'py>, raw: &[u8]) -> Option<Bound<'py, PyAny>> 
             let number: i64 = std::str::from_utf8(raw).ok()?.parse().ok()?;
             number.into_pyobject(py).ok().map(Bound::into_any)
         }
+        [b'-' | b'0'..=b'9', ..] if is_short_decimal(raw) => {
+            let number: f64 = std::str::from_utf8(raw).ok()?.parse().ok()?;
+            Some(PyFloat::new(py, number).into_any())
+        }
         _ => None,
     }
+}
+
+/// Whether `raw` (a JSON number) is `-?digits.digits` of at most 15 digits: exactly a double
+/// once divided by a power of ten of at most 15, so that every correct parser (jiter's, Rust's,
+/// Python's `float`) gives the same value.
+fn is_short_decimal(raw: &[u8]) -> bool {
+    let digits = raw.strip_prefix(b"-").unwrap_or(raw);
+    let mut dots = 0;
+    for &b in digits {
+        match b {
+            b'.' => dots += 1,
+            b'0'..=b'9' => {}
+            _ => return false,
+        }
+    }
+    dots == 1 && digits.len() <= 16
 }
 
 /// Python objects of a JSON text already validated by the indexing pass.
@@ -310,15 +399,24 @@ impl Document {
         PyList::new(py, items.collect::<PyResult<Vec<_>>>()?)
     }
 
-    /// The state as a new dict: every field but `_links` and `_embedded`, each as a read
-    /// gives it (a scalar kept, an object or array converted afresh). `Resource.data` in one
-    /// call, without making the `_links` view or `_embedded`'s documents only to drop them.
+    /// The state as a new dict: every field but `_links` and `_embedded`, with the value a
+    /// read gives (a kept scalar shared, the rest converted afresh and not kept: a dict of
+    /// every field is rarely followed by reads of them). `Resource.data` in one call, without
+    /// making the `_links` view or `_embedded`'s documents only to drop them.
     pub(crate) fn state<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
         let state = PyDict::new(py);
-        for at in 0..self.values.len() {
-            if !matches!(self.doc.kind(at), Kind::Links | Kind::Embedded) {
-                state.set_item(self.key(py, at), self.value(py, at)?)?;
+        for (at, cell) in self.values.iter().enumerate() {
+            let kind = self.doc.kind(at);
+            if matches!(kind, Kind::Links | Kind::Embedded) {
+                continue;
             }
+            // A new dict: what is kept is shared, the rest converted without keeping it.
+            let value = match cell.get() {
+                Some(value) => value.bind(py).clone(),
+                None => self.state_value(py, at, kind)?,
+            };
+            let name = self.doc.name_bytes(at);
+            state.set_item(state_key(py, name, || self.doc.name(at)), value)?;
         }
         Ok(state)
     }

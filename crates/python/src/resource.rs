@@ -369,8 +369,8 @@ fn resolve<'py>(session: &Bound<'py, PyAny>, href: &str) -> PyResult<Bound<'py, 
     let py = session.py();
     let native = session.getattr(intern!(py, "native"))?;
     if let Ok(native) = native.cast::<NativeClient>() {
-        if let Ok(url) = native.get().resolve_server_href(href) {
-            return Ok(PyString::new(py, &url).into_any());
+        if let Ok(url) = native.get().resolve_server_href(py, href) {
+            return Ok(url.into_any());
         }
     }
     session.call_method1(intern!(py, "resolve"), (href,))

@@ -55,6 +55,11 @@ impl Document {
         self.index.fields.name(&self.body, at)
     }
 
+    /// The name of field `at` as the bytes of its text (not checked again as UTF-8).
+    pub fn name_bytes(&self, at: usize) -> &[u8] {
+        self.index.fields.name_bytes(&self.body, at)
+    }
+
     /// Every field name, in document order.
     pub fn names(&self) -> impl Iterator<Item = &str> {
         (0..self.len()).map(|at| self.name(at))
@@ -63,6 +68,24 @@ impl Document {
     /// Where the field `name` is.
     pub fn find(&self, name: &str) -> Option<usize> {
         self.index.fields.find(&self.body, name)
+    }
+
+    /// Where the field `name` is, `guess` tried first: where a sibling of the same shape has it
+    /// (the items of a page share theirs), found without a search.
+    pub fn find_near(&self, name: &str, guess: usize) -> Option<usize> {
+        match self
+            .index
+            .fields
+            .is_named(&self.body, guess, name.as_bytes())
+        {
+            true => Some(guess), // names are unique in the index
+            false => self.find(name),
+        }
+    }
+
+    /// Whether field `at` is `_links` or `_embedded` (see [`is_reserved`]), known from the index.
+    pub fn is_reserved_at(&self, at: usize) -> bool {
+        self.index.links == Some(at) || self.embedded_field() == Some(at)
     }
 
     /// The JSON text of field `at`'s value (of its last occurrence, should the name repeat).
@@ -144,6 +167,12 @@ impl Document {
     pub fn link(&self, rel: &str) -> Option<OneOrMany<Link>> {
         let links = self.links();
         links.into_iter().find(|(r, _)| r == rel).map(|(_, l)| l)
+    }
+
+    /// The JSON text of `_links.self` (as `link_text("self")` gives it), recorded by the pass.
+    pub fn self_link_text(&self) -> Option<&[u8]> {
+        let range = self.index.self_link.clone()?;
+        self.body.get(range)
     }
 
     /// The `href` of the `self` link (the first one, should it be an array).

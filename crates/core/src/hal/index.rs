@@ -97,6 +97,17 @@ impl<V> Names<V> {
         self.entries.len()
     }
 
+    /// Whether the name at `at` is `name` (`false` past the end).
+    pub(super) fn is_named(&self, body: &[u8], at: usize, name: &[u8]) -> bool {
+        self.entries
+            .get(at)
+            .is_some_and(|(k, _)| k.bytes(body) == name)
+    }
+
+    pub(super) fn name_bytes<'a>(&'a self, body: &'a [u8], at: usize) -> &'a [u8] {
+        self.entries[at].0.bytes(body)
+    }
+
     pub(super) fn name<'a>(&'a self, body: &'a [u8], at: usize) -> &'a str {
         self.entries[at].0.text(body)
     }
@@ -131,6 +142,9 @@ pub(super) struct Index {
     /// `_links`. Embedded resources have none: a page's thousands of items mostly never read
     /// their links, and scan them when they do.
     pub(super) link_rels: Option<Vec<(Key, Range<usize>)>>,
+    /// Where the value of `_links.self` is (its last occurrence), recorded by the pass for
+    /// every resource: `Resource.url` reads it on each item of a page.
+    pub(super) self_link: Option<Range<usize>>,
 }
 
 /// The relations of `_embedded`, each with its resources.
@@ -184,6 +198,7 @@ fn object(jiter: &mut Jiter<'_>, body: &[u8], level: usize, width: usize) -> Wal
         links: None,
         embedded: None,
         link_rels: None,
+        self_link: None,
     };
     let mut name = first_name(jiter, body)?;
     while let Some(key) = name {
@@ -191,14 +206,15 @@ fn object(jiter: &mut Jiter<'_>, body: &[u8], level: usize, width: usize) -> Wal
         let value_start = jiter.current_index();
         let mut embedded = None;
         let is_links = key.bytes(body) == LINKS.as_bytes();
+        // A repeated `_links` replaces the earlier one, its `self` included.
         if is_links && level == 1 {
             let mut rels = Vec::with_capacity(4);
-            links(jiter, body, peek, level + 1, |rel, value| {
+            index.self_link = links(jiter, body, peek, level + 1, |rel, value| {
                 rels.push((rel, value))
             })?;
             index.link_rels = Some(rels);
         } else if is_links {
-            links(jiter, body, peek, level + 1, |_, _| {})?;
+            index.self_link = links(jiter, body, peek, level + 1, |_, _| {})?;
         } else if key.bytes(body) == EMBEDDED.as_bytes() {
             embedded = Some(embedded_rels(jiter, body, peek, level + 1)?);
         } else {

@@ -75,6 +75,9 @@ impl<T> OneOrMany<T> {
 /// `None` for anything else (another member, a repeated one, an array of links): the reader
 /// decodes that one whole. Lets `mandate.creditor` build its link without a Python dict.
 pub fn simple_link(text: &[u8]) -> Option<(String, bool)> {
+    if let Some(href) = bare_href(text) {
+        return Some((href.to_owned(), false));
+    }
     let mut jiter = Jiter::new(text);
     let (mut href, mut templated) = (None, None);
     let mut member = jiter.next_object().ok()?.map(Member::of);
@@ -87,6 +90,22 @@ pub fn simple_link(text: &[u8]) -> Option<(String, bool)> {
         member = jiter.next_key().ok()?.map(Member::of);
     }
     Some((href?, templated.unwrap_or(false)))
+}
+
+/// The `href` of a link object written `{"href": "…"}` (whitespace aside) whose href has no
+/// escape, borrowed from its JSON text as the pass validated it; `None` for any other text.
+/// The usual link, read without a parser: ~600 instructions fewer per `Resource.url`.
+pub fn bare_href(text: &[u8]) -> Option<&str> {
+    let rest = text.trim_ascii().strip_prefix(b"{")?.trim_ascii_start();
+    let rest = rest.strip_prefix(b"\"href\"")?.trim_ascii_start();
+    let rest = rest.strip_prefix(b":")?.trim_ascii_start();
+    let rest = rest.strip_prefix(b"\"")?;
+    let end = rest.iter().position(|&b| b == b'"' || b == b'\\')?;
+    let (href, tail) = rest.split_at(end);
+    if tail.strip_prefix(b"\"")?.trim_ascii() != b"}" {
+        return None; // an escape, or another member
+    }
+    std::str::from_utf8(href).ok()
 }
 
 /// The members of a link object that [`simple_link`] reads.
@@ -107,18 +126,19 @@ impl Member {
 }
 
 /// Check the `_links` value at the cursor (`peek`ed, at nesting `level`), handing each relation
-/// and where its value is to `found`.
+/// and where its value is to `found`. Returns where the value of `self` is (its last one).
 pub(super) fn links(
     jiter: &mut Jiter<'_>,
     body: &[u8],
     peek: Peek,
     level: usize,
     mut found: impl FnMut(Key, Range<usize>),
-) -> Walk<()> {
+) -> Walk<Option<Range<usize>>> {
     if peek != Peek::Object {
         return Err(Refusal::Hal(format!("\"{LINKS}\" is not an object")));
     }
     within_limit(level)?;
+    let mut self_link = None;
     let mut rel = first_name(jiter, body)?;
     while let Some(key) = rel {
         let peek = jiter.peek()?;
@@ -133,10 +153,14 @@ pub(super) fn links(
         } else {
             link(jiter, body, peek, &key, level + 1)?;
         }
-        found(key, start..jiter.current_index());
+        let value = start..jiter.current_index();
+        if key.bytes(body) == b"self" {
+            self_link = Some(value.clone());
+        }
+        found(key, value);
         rel = next_name(jiter, body)?;
     }
-    Ok(())
+    Ok(self_link)
 }
 
 fn link(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, rel: &Key, level: usize) -> Walk<()> {

@@ -220,6 +220,55 @@ fn simple_links_are_read_without_decoding_the_object() {
 }
 
 #[test]
+fn bare_hrefs_are_borrowed_and_anything_else_is_left_to_the_parser() {
+    let read = |text: &'static str| bare_href(text.as_bytes());
+    assert_eq!(read(r#"{"href":"/a"}"#), Some("/a"));
+    assert_eq!(read(" { \"href\" :\t\"/é b\" \n} "), Some("/é b"));
+    assert_eq!(read(r#"{"href": ""}"#), Some(""));
+    for other in [
+        r#"{"href": "/caf\u00e9"}"#,
+        r#"{"href": "/a\"b"}"#,
+        r#"{"href": "/a", "title": "A"}"#,
+        r#"{"href": "/a", "href": "/b"}"#,
+        r#"{"templated": false, "href": "/a"}"#,
+        r#"{"h\u0072ef": "/a"}"#,
+        r#"[{"href": "/a"}]"#,
+        "{}",
+    ] {
+        assert_eq!(read(other), None, "{other}");
+    }
+}
+
+/// The `self` link that the pass records is the one `link_text` finds by reading `_links`: the
+/// last of repeated ones, under an escaped name too, in a page's items as in the page.
+#[test]
+fn the_recorded_self_link_is_the_one_links_give() {
+    let bodies = [
+        r#"{"_links": {"self": {"href": "/a"}}}"#,
+        r#"{"_links": {"self": {"href": "/a"}, "x": {"href": "/x"}, "self": [{"href": "/b"}]}}"#,
+        r#"{"_links": {"s\u0065lf": {"href": "/e"}}}"#,
+        r#"{"_links": {"self": {"href": "/a"}}, "_links": {"x": {"href": "/x"}}}"#,
+        r#"{"_links": {"x": {"href": "/x"}}, "_links": {"self": {"href": "/b"}}}"#,
+        r#"{"_links": {"x": {"href": "/x"}}, "n": {"_links": {"self": {"href": "/n"}}}}"#,
+        r#"{"_links": {"selfish": {"href": "/x"}, "Self": {"href": "/y"}}}"#,
+        r#"{"n": 1}"#,
+    ];
+    for body in bodies {
+        let top = parse(body.as_bytes().to_vec()).unwrap();
+        let page = format!(r#"{{"_embedded": {{"items": [{body}, {body}], "one": {body}}}}}"#);
+        let page = parse(page.into_bytes()).unwrap();
+        let mut docs = vec![top];
+        for (_, children) in page.embedded() {
+            docs.extend(children.iter().cloned());
+        }
+        assert_eq!(docs.len(), 4);
+        for d in &docs {
+            assert_eq!(d.self_link_text(), d.link_text("self"), "{body}");
+        }
+    }
+}
+
+#[test]
 fn variables_of_plain_and_templated_links() {
     let plain = Link::new("/orders{?id}");
     assert!(
