@@ -384,9 +384,10 @@ class Document(Mapping[str, Any]):
     def __len__(self) -> int: ...
     def __iter__(self) -> Iterator[str]: ...
     def state(self) -> dict[str, Any]:
-        """The state as a new dict: every field but `_links` and `_embedded`, each as a read
-        gives it (a scalar kept, an object or array converted afresh). `Resource.data` in one
-        call, without making the `_links` view or `_embedded`'s documents only to drop them."""
+        """The state as a new dict: every field but `_links` and `_embedded`, with the value a
+        read gives (a kept scalar shared, the rest converted afresh and not kept: a dict of
+        every field is rarely followed by reads of them). `Resource.data` in one call, without
+        making the `_links` view or `_embedded`'s documents only to drop them."""
     def to_dict(self) -> dict[str, Any]:
         """The whole object as new Python objects (embedded documents as dicts too)."""
 
