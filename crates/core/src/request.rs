@@ -16,7 +16,7 @@ use http::Method;
 use url::Url;
 
 use crate::error::{Error, Result};
-use crate::template::{self, Value};
+use crate::template::{self, Source, Template, Value};
 use crate::text::{double_quoted, single_quoted};
 
 /// A template's variables as the caller gave them, in the order given.
@@ -62,7 +62,7 @@ enum Href {
     Url(String),
     /// An RFC 6570 template and the values of its variables.
     Template {
-        template: String,
+        template: Source,
         variables: Variables,
     },
 }
@@ -81,7 +81,7 @@ impl Target {
         let from_document = templated.is_some();
         if templated.unwrap_or_else(|| href.contains('{')) {
             let href = Href::Template {
-                template: href,
+                template: Source::Text(href),
                 variables,
             };
             return Ok(Target {
@@ -101,6 +101,19 @@ impl Target {
         })
     }
 
+    /// A link's template, parsed once by the link (the checks and the expansion are those of
+    /// `new` with `templated`).
+    pub fn of_link(template: Arc<Template>, variables: Variables) -> Target {
+        let href = Href::Template {
+            template: Source::Parsed(template),
+            variables,
+        };
+        Target {
+            href,
+            from_document: true,
+        }
+    }
+
     /// The absolute URL: the href, or the template expanded after its variables are checked,
     /// resolved against `base` (`name` as in `new`).
     pub fn resolve(&self, base: &Url, name: Option<&str>) -> Result<Url> {
@@ -109,13 +122,13 @@ impl Target {
             Href::Template {
                 template,
                 variables,
-            } => expand_declared(template, variables, name)?,
+            } => expand_declared(&template.parsed()?, variables, name)?,
         };
         crate::url::resolve_href(base, &href, self.from_document)
     }
 
     /// The template, moved out (a prepared request keeps it for telemetry's `url.template`).
-    pub fn into_template(self) -> Option<String> {
+    pub fn into_template(self) -> Option<Source> {
         match self.href {
             Href::Url(_) => None,
             Href::Template { template, .. } => Some(template),
@@ -131,20 +144,23 @@ impl Target {
     }
 }
 
-/// `template` expanded with `variables`, which it must all declare (`name` as in `Target::new`);
-/// the template is parsed once for both.
-fn expand_declared(template: &str, variables: &Variables, name: Option<&str>) -> Result<String> {
-    let parsed = template::Parsed::new(template)?;
-    let declared = parsed.variables();
-    let unknown: Vec<String> = variables
-        .names
-        .iter()
-        .filter(|n| !declared.contains(&n.as_str()))
-        .map(|n| single_quoted(n))
-        .collect();
-    if !unknown.is_empty() {
+/// `parsed` expanded with `variables`, which it must all declare (`name` as in `Target::new`).
+fn expand_declared(
+    parsed: &template::Parsed<'_>,
+    variables: &Variables,
+    name: Option<&str>,
+) -> Result<String> {
+    let template = parsed.template();
+    if variables.names.iter().any(|n| !parsed.declares(n)) {
         // A template std-uritemplate refuses is reported as such first, as before any check.
         parsed.check()?;
+        let declared = parsed.variables();
+        let unknown: Vec<String> = variables
+            .names
+            .iter()
+            .filter(|n| !declared.contains(&n.as_str()))
+            .map(|n| single_quoted(n))
+            .collect();
         let declared = if declared.is_empty() {
             "none".to_owned()
         } else {
@@ -156,8 +172,8 @@ fn expand_declared(template: &str, variables: &Variables, name: Option<&str>) ->
             unknown.join(", ")
         )));
     }
-    refuse_missing_path_variables(&parsed, variables)?;
-    expand_parsed(&parsed, variables)
+    refuse_missing_path_variables(parsed, variables)?;
+    expand_parsed(parsed, variables)
 }
 
 /// A variable of a `{v}` or `{+v}` expansion in the path that the call does not give is an
@@ -404,7 +420,7 @@ pub struct Prepared {
     /// the call makes).
     pub api_headers: HeaderMap,
     /// The template the URL was expanded from (telemetry's `url.template`).
-    pub template: Option<String>,
+    pub template: Option<Source>,
     /// The call's own settings, shared with the derived client that made it (`None`: the
     /// client's own).
     pub options: Option<Arc<CallOptions>>,
@@ -483,6 +499,32 @@ mod tests {
         );
         assert!(matches!(err, Err(Error::UnknownVariable(ref m))
             if m == "'rel' is not a template; it takes no variables"));
+    }
+
+    /// A link's template, parsed once, gives each request what the text parsed per request
+    /// gives: its own values expanded, every check run.
+    #[test]
+    fn a_parsed_template_prepares_as_its_text() {
+        let text = "https://api.example.com/o/{id}/x{?q,r*}";
+        let template = Arc::new(Template::new(text.to_owned()).unwrap());
+        let calls = [
+            vars(&[("id", Some("7")), ("q", Some("a b"))]),
+            vars(&[("id", Some("é/8"))]),
+            vars(&[("id", Some(".."))]),
+            vars(&[("id", None)]),
+            vars(&[("q", Some("x"))]),
+            vars(&[("id", Some("1")), ("other", Some("x"))]),
+        ];
+        for v in calls {
+            let of_link = Target::of_link(template.clone(), v.clone());
+            let of_text = Target::new(text.to_owned(), Some(true), v.clone(), Some("rel")).unwrap();
+            let shown = |r: Result<Url>| r.map(String::from).map_err(|e| e.to_string());
+            assert_eq!(
+                shown(of_link.resolve(&base(), Some("rel"))),
+                shown(of_text.resolve(&base(), Some("rel"))),
+                "{v:?}"
+            );
+        }
     }
 
     #[test]
