@@ -163,7 +163,7 @@ impl Client {
 
     /// Same scheme, host and port as `base_url`: only there do we send the bearer token.
     pub fn is_api_origin(&self, url: &Url) -> bool {
-        url.origin() == self.shared.base.origin()
+        crate::url::same_origin(url, &self.shared.base)
     }
 
     fn cache(&self) -> Result<&TokenCache> {
