@@ -628,9 +628,7 @@ fn check_success(method: &str, response: Response) -> Result<Response> {
         .with_request_id(response.request_id.as_deref()));
     }
     let content_type = response.header("content-type");
-    if media::is(content_type, "application/hal+json")
-        || media::is(content_type, "application/json")
-    {
+    if media::is_json(content_type) {
         return Ok(response);
     }
     let shown = match (content_type, content_type.and_then(media::parse)) {
