@@ -146,8 +146,27 @@ impl<'t> Parsed<'t> {
     /// segment (also pct-encoded, as URL parsers read `%2e`) anywhere before the query, is refused
     /// with `Error::Template`.
     pub fn expand(&self, variables: &HashMap<String, Value>) -> Result<String> {
+        self.expand_values(variables)
+    }
+
+    /// `expand`, with values read from any `Values`: the usual template is expanded from them
+    /// as they are, and only another one builds the map that std-uritemplate takes.
+    pub fn expand_values<V: Values + ?Sized>(&self, values: &V) -> Result<String> {
+        let simple = self.expand_simple(values);
+        match simple {
+            Some(out) if !has_dot_segment(&out) => Ok(out),
+            simple => self.expand_map(&values.to_map(), simple),
+        }
+    }
+
+    /// `expand` from a map, given what `expand_simple` made of it.
+    fn expand_map(
+        &self,
+        variables: &HashMap<String, Value>,
+        simple: Option<String>,
+    ) -> Result<String> {
         let (template, expressions) = (self.template, &self.expressions[..]);
-        let out = match self.expand_simple(variables) {
+        let out = match simple {
             Some(out) => out, // no dot value: `expand_simple` leaves those to the refusal below
             None => {
                 let expanded = std_expand(template, variables)?;
@@ -165,9 +184,7 @@ impl<'t> Parsed<'t> {
                 }
             }
         };
-        // By bytes: a `char` pattern's searcher cost ~1,000 instructions a request here.
-        let mut segments = path_of(&out).as_bytes().split(|&b| b == b'/');
-        if segments.any(is_dot_segment) {
+        if has_dot_segment(&out) {
             // Rare: find which expression made it (a template may hold dot segments of its own).
             let pieces = pieces(template, expressions, variables)?;
             refuse_dot_segments(template, &pieces, expressions, variables)?;
@@ -178,9 +195,10 @@ impl<'t> Parsed<'t> {
     /// The expansion of the usual template (`/mandates/{id}`): simple expressions without
     /// modifiers (`{a}`, `{a,b}`) of plain names, string or integer values, and literals of
     /// characters a URI keeps as they are (no `%`), no value `.` or `..` in the path. `None`
-    /// for anything else, which std-uritemplate expands. A differential test holds the two equal; this one skips
-    /// std-uritemplate's own parse and its map of values (~5,000 instructions a request).
-    fn expand_simple(&self, variables: &HashMap<String, Value>) -> Option<String> {
+    /// for anything else, which std-uritemplate expands. A differential test holds the two
+    /// equal; this one skips std-uritemplate's own parse and its map of values (~5,000
+    /// instructions a request).
+    fn expand_simple<V: Values + ?Sized>(&self, variables: &V) -> Option<String> {
         let template = self.template;
         let mut out = String::with_capacity(template.len() + 16);
         let mut at = 0;
@@ -221,6 +239,33 @@ impl<'t> Parsed<'t> {
         let rest = &template[at..];
         rest.bytes().all(kept_in_literal).then(|| out + rest)
     }
+}
+
+/// Values by name, as an expansion reads them: a map, or a call's own list (`request::Variables`,
+/// which builds no map for the usual template).
+pub trait Values {
+    /// The value of `name`; `None` when it is undefined.
+    fn get(&self, name: &str) -> Option<&Value>;
+
+    /// Every defined value, as std-uritemplate takes them.
+    fn to_map(&self) -> Cow<'_, HashMap<String, Value>>;
+}
+
+impl Values for HashMap<String, Value> {
+    fn get(&self, name: &str) -> Option<&Value> {
+        HashMap::get(self, name)
+    }
+
+    fn to_map(&self) -> Cow<'_, HashMap<String, Value>> {
+        Cow::Borrowed(self)
+    }
+}
+
+/// Whether an expansion has a `.`/`..` segment before its query (see `is_dot_segment`).
+fn has_dot_segment(expanded: &str) -> bool {
+    // By bytes: a `char` pattern's searcher cost ~1,000 instructions a request here.
+    let mut segments = path_of(expanded).as_bytes().split(|&b| b == b'/');
+    segments.any(is_dot_segment)
 }
 
 /// A byte's class, by table: a template's literals and every value's bytes are classed, and
