@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import signal
 from collections.abc import Iterator
@@ -45,6 +46,13 @@ def demo() -> Iterator[FakeServer]:
 def client(server: FakeServer) -> Iterator[rp.Client]:
     with server.client() as c:
         yield c
+
+
+@pytest.fixture
+def aclient(server: FakeServer) -> Iterator[rp.AsyncClient]:
+    client = server.async_client()
+    yield client
+    asyncio.run(client.aclose())
 
 
 @pytest.fixture

@@ -26,13 +26,6 @@ from recurring_payments.testing import FakeServer
 
 
 @pytest.fixture
-def aclient(server: FakeServer) -> Iterator[rp.AsyncClient]:
-    client = server.async_client()
-    yield client
-    asyncio.run(client.aclose())
-
-
-@pytest.fixture
 def demo_aclient(demo: FakeServer) -> Iterator[rp.AsyncClient]:
     client = demo.async_client()
     yield client

@@ -5,8 +5,6 @@ make one attribute name."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -14,13 +12,6 @@ from conftest import api_requests
 
 import recurring_payments as rp
 from recurring_payments.testing import FakeServer
-
-
-@pytest.fixture
-def aclient(server: FakeServer) -> Iterator[rp.AsyncClient]:
-    client = server.async_client()
-    yield client
-    asyncio.run(client.aclose())
 
 
 def page(n: int, next_links: Any) -> dict[str, Any]:

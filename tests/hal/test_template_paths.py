@@ -5,8 +5,7 @@ rp.expand_uri_template)."""
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import pytest
@@ -14,13 +13,6 @@ from conftest import api_requests
 
 import recurring_payments as rp
 from recurring_payments.testing import FakeServer
-
-
-@pytest.fixture
-def aclient(server: FakeServer) -> Iterator[rp.AsyncClient]:
-    client = server.async_client()
-    yield client
-    asyncio.run(client.aclose())
 
 
 @pytest.fixture

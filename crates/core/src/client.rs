@@ -163,7 +163,7 @@ impl Client {
 
     /// Same scheme, host and port as `base_url`: only there do we send the bearer token.
     pub fn is_api_origin(&self, url: &Url) -> bool {
-        url.origin() == self.shared.base.origin()
+        crate::url::same_origin(url, &self.shared.base)
     }
 
     fn cache(&self) -> Result<&TokenCache> {
@@ -628,9 +628,7 @@ fn check_success(method: &str, response: Response) -> Result<Response> {
         .with_request_id(response.request_id.as_deref()));
     }
     let content_type = response.header("content-type");
-    if media::is(content_type, "application/hal+json")
-        || media::is(content_type, "application/json")
-    {
+    if media::is_json(content_type) {
         return Ok(response);
     }
     let shown = match (content_type, content_type.and_then(media::parse)) {

@@ -10,7 +10,7 @@ mod pools;
 
 use std::future::{poll_fn, Future};
 use std::pin::{pin, Pin};
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::task::Poll;
 use std::time::Duration;
 
@@ -19,6 +19,7 @@ use http::header::{
     HeaderMap, HeaderName, HeaderValue, ACCEPT, ACCEPT_ENCODING, CONTENT_ENCODING, CONTENT_LENGTH,
     PROXY_AUTHORIZATION, RANGE, USER_AGENT,
 };
+use http::uri::{Authority, InvalidUri, Parts, PathAndQuery, Scheme};
 use http::{Request, Uri};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Body;
@@ -62,6 +63,19 @@ pub struct WireSettings {
 pub struct HyperWire {
     lease: Arc<pools::PoolLease>,
     settings: Arc<WireSettings>,
+    /// The first origin this wire sent to: the client's base URL, where its token requests
+    /// and its calls go.
+    origin: Arc<OnceLock<Origin>>,
+}
+
+/// An origin's scheme and authority as `http` parsed them once: a request to it is built from
+/// them and its own path, without parsing the authority again (~500 instructions a request).
+#[derive(Debug)]
+struct Origin {
+    /// As the `url` crate serializes it (canonical): `scheme://host[:port]`.
+    serialized: String,
+    scheme: Scheme,
+    authority: Authority,
 }
 
 impl HyperWire {
@@ -71,6 +85,7 @@ impl HyperWire {
         Ok(HyperWire {
             lease,
             settings: Arc::new(settings),
+            origin: Arc::default(),
         })
     }
 
@@ -82,15 +97,48 @@ impl HyperWire {
         })
     }
 
+    /// `url` (without userinfo) as `http` reads it: the same `Uri` as a parse of the whole
+    /// text, its scheme and authority those of `origin` when it is on that origin.
+    fn uri(&self, url: &url::Url) -> std::result::Result<Uri, InvalidUri> {
+        // `http`'s limit on a whole URI (its parse refuses a longer one as too long).
+        const MAX_URI: usize = u16::MAX as usize - 1;
+        let (origin, rest) = url
+            .as_str()
+            .split_at(url[..url::Position::BeforePath].len());
+        if let Some(known) = self.origin.get() {
+            if known.serialized == origin && rest.starts_with('/') && url.as_str().len() <= MAX_URI
+            {
+                let mut parts = Parts::default();
+                parts.scheme = Some(known.scheme.clone());
+                parts.authority = Some(known.authority.clone());
+                parts.path_and_query = Some(PathAndQuery::try_from(rest)?);
+                if let Ok(uri) = Uri::from_parts(parts) {
+                    return Ok(uri);
+                }
+            }
+        }
+        let uri = url.as_str().parse::<Uri>()?;
+        if let (None, Some(scheme), Some(authority)) =
+            (self.origin.get(), uri.scheme(), uri.authority())
+        {
+            let _ = self.origin.set(Origin {
+                serialized: origin.to_owned(),
+                scheme: scheme.clone(),
+                authority: authority.clone(),
+            });
+        }
+        Ok(uri)
+    }
+
     /// The request as hyper sends it: the URL without userinfo (never sent), the client's
     /// headers, and the proxy's credentials when an http proxy takes it in absolute form.
     fn request(&self, outgoing: &Outgoing) -> std::result::Result<Request<Full<Bytes>>, String> {
         let uri = if outgoing.url.username().is_empty() && outgoing.url.password().is_none() {
-            outgoing.url.as_str().parse::<Uri>()
+            self.uri(&outgoing.url)
         } else {
             let mut url = outgoing.url.clone();
             crate::url::strip_userinfo(&mut url);
-            url.as_str().parse::<Uri>()
+            self.uri(&url)
         }
         .map_err(|e| format!("invalid URL: {e}"))?;
         let body = outgoing.body.clone().unwrap_or_default();
@@ -342,4 +390,51 @@ fn cause<'a, E: std::error::Error + 'static>(
     chain(error)
         .skip(1)
         .find_map(|cause| cause.downcast_ref::<E>())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A URL on the wire's first origin is built from that origin's parts: the same `Uri` as
+    /// a parse of its whole text, for any path, query or fragment, at the length limit too;
+    /// other origins are parsed whole.
+    #[test]
+    fn a_uri_on_the_known_origin_is_the_parse_of_its_text() {
+        let wire = HyperWire::new(WireSettings {
+            verify: Verify::Off,
+            connect_timeout: Duration::from_secs(5),
+            proxy: ProxySetting::Off,
+            user_agent: HeaderValue::from_static("rp-tests"),
+            max_response_size: 1 << 20,
+            request_id_headers: Arc::new([]),
+        })
+        .unwrap();
+        let long = |n: usize| format!("http://127.0.0.1:8000/{}", "a".repeat(n));
+        let limit = u16::MAX as usize - 1 - "http://127.0.0.1:8000/".len();
+        let urls = [
+            "http://127.0.0.1:8000/oauth/token".to_owned(),
+            "http://127.0.0.1:8000/".to_owned(),
+            "http://127.0.0.1:8000/a/b?c=d&e#frag".to_owned(),
+            "http://127.0.0.1:8000/é ü/%zz?q=é#f g".to_owned(),
+            "http://127.0.0.1:8000?q".to_owned(),
+            "http://127.0.0.1:8001/x".to_owned(),
+            "https://127.0.0.1:8000/x".to_owned(),
+            "http://localhost:8000/x".to_owned(),
+            "http://u:p@127.0.0.1:8000/x".to_owned(),
+            "http://[::1]:8000/x".to_owned(),
+            long(limit),
+            long(limit + 1),
+        ];
+        for text in urls {
+            let url = url::Url::parse(&text).unwrap();
+            let whole = url.as_str().parse::<Uri>().map_err(|e| e.to_string());
+            let built = wire.uri(&url).map_err(|e| e.to_string());
+            assert_eq!(built, whole, "{text:.80}");
+        }
+        assert_eq!(
+            wire.origin.get().unwrap().serialized,
+            "http://127.0.0.1:8000"
+        );
+    }
 }

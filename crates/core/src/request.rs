@@ -3,6 +3,7 @@
 //! once, here: the variable checks, the path-safe expansion, the resolution against `base_url`
 //! and the method/body policy. The bindings convert Python values and call `prepare`.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,34 +17,72 @@ use http::Method;
 use url::Url;
 
 use crate::error::{Error, Result};
-use crate::template::{self, Value};
+use crate::template::{self, Source, Template, Value};
 use crate::text::{double_quoted, single_quoted};
 
-/// A template's variables as the caller gave them, in the order given.
+/// A template's variables as the caller gave them, in the order given: a list, read by name
+/// (a call gives one or two; a map, its hashes and allocations cost ~1,000 instructions a
+/// call), and made a map only for std-uritemplate.
 #[derive(Debug, Clone, Default)]
 pub struct Variables {
-    /// Every name given, `None` values included (they count as given: RFC 6570 "undefined").
-    names: Vec<String>,
-    values: HashMap<String, Value>,
-    /// Names whose value is `None` or holds one (an item of a list or dict).
-    nones: Vec<String>,
+    given: Vec<Given>,
+}
+
+#[derive(Debug, Clone)]
+struct Given {
+    name: String,
+    /// `None`: undefined (it counts as given: RFC 6570 "undefined").
+    value: Option<Value>,
+    /// The value holds a `None` that was left out (an item of a list or dict).
+    held_none: bool,
 }
 
 impl Variables {
     /// Record `name`; `value` is `None` for an undefined value, `held_none` when the value
     /// holds a `None` that was left out.
     pub fn insert(&mut self, name: String, value: Option<Value>, held_none: bool) {
-        if value.is_none() || held_none {
-            self.nones.push(name.clone());
-        }
-        if let Some(value) = value {
-            self.values.insert(name.clone(), value);
-        }
-        self.names.push(name);
+        self.given.push(Given {
+            name,
+            value,
+            held_none,
+        });
     }
 
     pub fn is_empty(&self) -> bool {
-        self.names.is_empty()
+        self.given.is_empty()
+    }
+
+    /// Every name given, in order.
+    fn names(&self) -> impl Iterator<Item = &str> {
+        self.given.iter().map(|g| g.name.as_str())
+    }
+
+    /// The names whose value is `None` or holds one, in order.
+    fn nones(&self) -> impl Iterator<Item = &str> {
+        let none = |g: &&Given| g.value.is_none() || g.held_none;
+        self.given.iter().filter(none).map(|g| g.name.as_str())
+    }
+}
+
+impl template::Values for Variables {
+    /// The last value given for `name` (a name given twice: the later value).
+    fn get(&self, name: &str) -> Option<&Value> {
+        let mut given = self.given.iter().rev();
+        given.find_map(|g| {
+            if g.name == name {
+                g.value.as_ref()
+            } else {
+                None
+            }
+        })
+    }
+
+    fn to_map(&self) -> Cow<'_, HashMap<String, Value>> {
+        let defined = self
+            .given
+            .iter()
+            .filter_map(|g| Some((g.name.clone(), g.value.clone()?)));
+        Cow::Owned(defined.collect())
     }
 }
 
@@ -62,7 +101,7 @@ enum Href {
     Url(String),
     /// An RFC 6570 template and the values of its variables.
     Template {
-        template: String,
+        template: Source,
         variables: Variables,
     },
 }
@@ -81,7 +120,7 @@ impl Target {
         let from_document = templated.is_some();
         if templated.unwrap_or_else(|| href.contains('{')) {
             let href = Href::Template {
-                template: href,
+                template: Source::Text(href),
                 variables,
             };
             return Ok(Target {
@@ -101,6 +140,19 @@ impl Target {
         })
     }
 
+    /// A link's template, parsed once by the link (the checks and the expansion are those of
+    /// `new` with `templated`).
+    pub fn of_link(template: Arc<Template>, variables: Variables) -> Target {
+        let href = Href::Template {
+            template: Source::Parsed(template),
+            variables,
+        };
+        Target {
+            href,
+            from_document: true,
+        }
+    }
+
     /// The absolute URL: the href, or the template expanded after its variables are checked,
     /// resolved against `base` (`name` as in `new`).
     pub fn resolve(&self, base: &Url, name: Option<&str>) -> Result<Url> {
@@ -109,13 +161,13 @@ impl Target {
             Href::Template {
                 template,
                 variables,
-            } => expand_declared(template, variables, name)?,
+            } => expand_declared(&template.parsed()?, variables, name)?,
         };
         crate::url::resolve_href(base, &href, self.from_document)
     }
 
     /// The template, moved out (a prepared request keeps it for telemetry's `url.template`).
-    pub fn into_template(self) -> Option<String> {
+    pub fn into_template(self) -> Option<Source> {
         match self.href {
             Href::Url(_) => None,
             Href::Template { template, .. } => Some(template),
@@ -131,20 +183,22 @@ impl Target {
     }
 }
 
-/// `template` expanded with `variables`, which it must all declare (`name` as in `Target::new`);
-/// the template is parsed once for both.
-fn expand_declared(template: &str, variables: &Variables, name: Option<&str>) -> Result<String> {
-    let parsed = template::Parsed::new(template)?;
-    let declared = parsed.variables();
-    let unknown: Vec<String> = variables
-        .names
-        .iter()
-        .filter(|n| !declared.contains(&n.as_str()))
-        .map(|n| single_quoted(n))
-        .collect();
-    if !unknown.is_empty() {
+/// `parsed` expanded with `variables`, which it must all declare (`name` as in `Target::new`).
+fn expand_declared(
+    parsed: &template::Parsed<'_>,
+    variables: &Variables,
+    name: Option<&str>,
+) -> Result<String> {
+    let template = parsed.template();
+    if variables.names().any(|n| !parsed.declares(n)) {
         // A template std-uritemplate refuses is reported as such first, as before any check.
         parsed.check()?;
+        let declared = parsed.variables();
+        let unknown: Vec<String> = variables
+            .names()
+            .filter(|n| !declared.contains(n))
+            .map(single_quoted)
+            .collect();
         let declared = if declared.is_empty() {
             "none".to_owned()
         } else {
@@ -156,8 +210,8 @@ fn expand_declared(template: &str, variables: &Variables, name: Option<&str>) ->
             unknown.join(", ")
         )));
     }
-    refuse_missing_path_variables(&parsed, variables)?;
-    expand_parsed(&parsed, variables)
+    refuse_missing_path_variables(parsed, variables)?;
+    expand_parsed(parsed, variables)
 }
 
 /// A variable of a `{v}` or `{+v}` expansion in the path that the call does not give is an
@@ -169,7 +223,7 @@ fn refuse_missing_path_variables(
     variables: &Variables,
 ) -> Result<()> {
     let mut required = parsed.required_variables();
-    match required.find(|r| !variables.names.iter().any(|n| n == r)) {
+    match required.find(|r| !variables.names().any(|n| n == *r)) {
         None => Ok(()),
         Some(name) => Err(Error::UnknownVariable(format!(
             "URI template variable {} is missing for the path of {}: a path variable needs a \
@@ -190,13 +244,10 @@ pub fn expand(template: &str, variables: &Variables) -> Result<String> {
 }
 
 fn expand_parsed(parsed: &template::Parsed<'_>, variables: &Variables) -> Result<String> {
-    if !variables.nones.is_empty() {
+    let mut nones = variables.nones().peekable();
+    if nones.peek().is_some() {
         let mut in_path = parsed.path_variables();
-        if let Some(name) = variables
-            .nones
-            .iter()
-            .find(|n| in_path.any(|p| p == n.as_str()))
-        {
+        if let Some(name) = nones.find(|n| in_path.any(|p| p == *n)) {
             return Err(Error::UnknownVariable(format!(
                 "URI template variable {} is None (or holds None) in the path of {}: a path \
                  variable needs a value (None is left out only in query expansions such as \
@@ -206,7 +257,7 @@ fn expand_parsed(parsed: &template::Parsed<'_>, variables: &Variables) -> Result
             )));
         }
     }
-    parsed.expand(&variables.values)
+    parsed.expand_values(variables)
 }
 
 /// The `headers=` setting: valid names and values, none that the protocol sets itself.
@@ -404,7 +455,7 @@ pub struct Prepared {
     /// the call makes).
     pub api_headers: HeaderMap,
     /// The template the URL was expanded from (telemetry's `url.template`).
-    pub template: Option<String>,
+    pub template: Option<Source>,
     /// The call's own settings, shared with the derived client that made it (`None`: the
     /// client's own).
     pub options: Option<Arc<CallOptions>>,
@@ -483,6 +534,53 @@ mod tests {
         );
         assert!(matches!(err, Err(Error::UnknownVariable(ref m))
             if m == "'rel' is not a template; it takes no variables"));
+    }
+
+    /// A link's template, parsed once, gives each request what the text parsed per request
+    /// gives: its own values expanded, every check run.
+    #[test]
+    fn a_parsed_template_prepares_as_its_text() {
+        let text = "https://api.example.com/o/{id}/x{?q,r*}";
+        let template = Arc::new(Template::new(text.to_owned()).unwrap());
+        let calls = [
+            vars(&[("id", Some("7")), ("q", Some("a b"))]),
+            vars(&[("id", Some("é/8"))]),
+            vars(&[("id", Some(".."))]),
+            vars(&[("id", None)]),
+            vars(&[("q", Some("x"))]),
+            vars(&[("id", Some("1")), ("other", Some("x"))]),
+        ];
+        for v in calls {
+            let of_link = Target::of_link(template.clone(), v.clone());
+            let of_text = Target::new(text.to_owned(), Some(true), v.clone(), Some("rel")).unwrap();
+            let shown = |r: Result<Url>| r.map(String::from).map_err(|e| e.to_string());
+            assert_eq!(
+                shown(of_link.resolve(&base(), Some("rel"))),
+                shown(of_text.resolve(&base(), Some("rel"))),
+                "{v:?}"
+            );
+        }
+    }
+
+    /// Variables are a list read by name: a name given twice has its later value, on the
+    /// usual path (no map) and on std-uritemplate's (a map built from the list).
+    #[test]
+    fn a_name_given_twice_has_its_later_value() {
+        let twice =
+            |a: Option<&str>, b: Option<&str>| vars(&[("id", a), ("q", Some("x")), ("id", b)]);
+        for (template, sent) in [("/o/{id}/{q}", "/o/2/x"), ("/o/{id}{?q}", "/o/2?q=x")] {
+            let url = |v| {
+                prepare("GET", template, v).map(|p| p.url[url::Position::BeforePath..].to_owned())
+            };
+            assert_eq!(url(twice(Some("1"), Some("2"))).unwrap(), sent);
+            let error = |v| url(v).unwrap_err().to_string();
+            assert_eq!(
+                error(twice(Some("1"), None)),
+                error(vars(&[("q", Some("x")), ("id", None)]))
+            );
+        }
+        let v = twice(Some("1"), Some("2"));
+        assert_eq!(expand("{?id,q}", &v).unwrap(), "?id=2&q=x");
     }
 
     #[test]

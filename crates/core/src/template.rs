@@ -1,8 +1,10 @@
 //! RFC 6570 URI templates (levels 1-4) on std-uritemplate, plus the piece it does not offer:
 //! the list of variable names a template declares. Resolving the expanded URL is url.rs's.
 
+use std::borrow::Cow;
 use std::collections::HashMap;
-use std::ops::Range;
+use std::ops::{Deref, Range};
+use std::sync::Arc;
 
 pub use stduritemplate::Value;
 
@@ -22,10 +24,69 @@ pub fn path_variables(template: &str) -> Result<Vec<String>> {
     Ok(parsed.path_variables().map(str::to_owned).collect())
 }
 
-/// A template parsed once, for the checks and the expansion of one request.
+/// A template parsed once and kept: a link holds it for all its calls (`Parsed::new` ran on
+/// every call, ~1,500 instructions of a warm follow). Owned, shared through an `Arc`.
+#[derive(Debug)]
+pub struct Template {
+    text: String,
+    expressions: Vec<Expression>,
+}
+
+impl Template {
+    /// Parse `text` (the syntax checks of `Parsed::new`).
+    pub fn new(text: String) -> Result<Template> {
+        let expressions = parse(&text)?;
+        Ok(Template { text, expressions })
+    }
+
+    /// The template as given.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// Its parsed form, for the checks and the expansion of one request.
+    pub fn parsed(&self) -> Parsed<'_> {
+        Parsed {
+            template: &self.text,
+            expressions: Cow::Borrowed(&self.expressions),
+        }
+    }
+}
+
+/// The template of a request: the caller's text, parsed when the request is prepared, or one
+/// parsed before (a link's `Template`).
+#[derive(Debug, Clone)]
+pub enum Source {
+    Text(String),
+    Parsed(Arc<Template>),
+}
+
+impl Source {
+    /// Parsed: once for a `Text`, no work for a `Parsed`.
+    pub fn parsed(&self) -> Result<Parsed<'_>> {
+        match self {
+            Source::Text(text) => Parsed::new(text),
+            Source::Parsed(template) => Ok(template.parsed()),
+        }
+    }
+}
+
+impl Deref for Source {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        match self {
+            Source::Text(text) => text,
+            Source::Parsed(template) => template.as_str(),
+        }
+    }
+}
+
+/// A template parsed, for the checks and the expansion of one request (its expressions its own,
+/// or a `Template`'s).
 pub struct Parsed<'t> {
     template: &'t str,
-    expressions: Vec<Expression<'t>>,
+    expressions: Cow<'t, [Expression]>,
 }
 
 impl<'t> Parsed<'t> {
@@ -33,7 +94,7 @@ impl<'t> Parsed<'t> {
     pub fn new(template: &'t str) -> Result<Self> {
         Ok(Parsed {
             template,
-            expressions: parse(template)?,
+            expressions: Cow::Owned(parse(template)?),
         })
     }
 
@@ -44,12 +105,20 @@ impl<'t> Parsed<'t> {
 
     /// The variable names it declares, in order of first appearance, without duplicates.
     pub fn variables(&self) -> Vec<&'t str> {
-        unique_names(self.expressions.iter())
+        unique_names(self.template, self.expressions.iter())
+    }
+
+    /// Whether it declares a variable `name` (no allocation: it runs for each variable of
+    /// every call).
+    pub fn declares(&self, name: &str) -> bool {
+        let mut specs = self.expressions.iter().flat_map(|e| &e.specs);
+        specs.any(|spec| spec.name_in(self.template) == name)
     }
 
     /// The names of the variables that fill its path (see `path_variables`).
     pub fn path_variables(&self) -> impl Iterator<Item = &'t str> {
-        unique_names(self.expressions.iter().filter(|e| e.fills_path())).into_iter()
+        let in_path = self.expressions.iter().filter(|e| e.fills_path());
+        unique_names(self.template, in_path).into_iter()
     }
 
     /// The names of the path variables a call must give (`{v}`, `{+v}` before any `?` or `#`):
@@ -58,10 +127,11 @@ impl<'t> Parsed<'t> {
     /// segment optional. In order, repeated as the template repeats them (no allocation: it
     /// runs every call).
     pub fn required_variables(&self) -> impl Iterator<Item = &'t str> + '_ {
+        let template = self.template;
         self.expressions
             .iter()
             .filter(|e| e.needs_value())
-            .flat_map(|e| e.specs.iter().map(|spec| spec.name))
+            .flat_map(move |e| e.specs.iter().map(move |spec| spec.name_in(template)))
     }
 
     /// std-uritemplate's checks of its own (literals, modifiers), without expanding anything.
@@ -76,12 +146,28 @@ impl<'t> Parsed<'t> {
     /// segment (also pct-encoded, as URL parsers read `%2e`) anywhere before the query, is refused
     /// with `Error::Template`.
     pub fn expand(&self, variables: &HashMap<String, Value>) -> Result<String> {
+        self.expand_values(variables)
+    }
+
+    /// `expand`, with values read from any `Values`: the usual template is expanded from them
+    /// as they are, and only another one builds the map that std-uritemplate takes.
+    pub fn expand_values<V: Values + ?Sized>(&self, values: &V) -> Result<String> {
+        let simple = self.expand_simple(values);
+        match simple {
+            Some(out) if !has_dot_segment(&out) => Ok(out),
+            simple => self.expand_map(&values.to_map(), simple),
+        }
+    }
+
+    /// `expand` from a map, given what `expand_simple` made of it.
+    fn expand_map(
+        &self,
+        variables: &HashMap<String, Value>,
+        simple: Option<String>,
+    ) -> Result<String> {
         let (template, expressions) = (self.template, &self.expressions[..]);
-        let out = match self.expand_simple(variables) {
-            Some(out) => {
-                refuse_dot_values(template, expressions, variables)?;
-                out
-            }
+        let out = match simple {
+            Some(out) => out, // no dot value: `expand_simple` leaves those to the refusal below
             None => {
                 let expanded = std_expand(template, variables)?;
                 refuse_dot_values(template, expressions, variables)?;
@@ -98,9 +184,7 @@ impl<'t> Parsed<'t> {
                 }
             }
         };
-        // By bytes: a `char` pattern's searcher cost ~1,000 instructions a request here.
-        let mut segments = path_of(&out).as_bytes().split(|&b| b == b'/');
-        if segments.any(is_dot_segment) {
+        if has_dot_segment(&out) {
             // Rare: find which expression made it (a template may hold dot segments of its own).
             let pieces = pieces(template, expressions, variables)?;
             refuse_dot_segments(template, &pieces, expressions, variables)?;
@@ -110,14 +194,15 @@ impl<'t> Parsed<'t> {
 
     /// The expansion of the usual template (`/mandates/{id}`): simple expressions without
     /// modifiers (`{a}`, `{a,b}`) of plain names, string or integer values, and literals of
-    /// characters a URI keeps as they are (no `%`). `None` for anything else, which
-    /// std-uritemplate expands. A differential test holds the two equal; this one skips
-    /// std-uritemplate's own parse and its map of values (~5,000 instructions a request).
-    fn expand_simple(&self, variables: &HashMap<String, Value>) -> Option<String> {
+    /// characters a URI keeps as they are (no `%`), no value `.` or `..` in the path. `None`
+    /// for anything else, which std-uritemplate expands. A differential test holds the two
+    /// equal; this one skips std-uritemplate's own parse and its map of values (~5,000
+    /// instructions a request).
+    fn expand_simple<V: Values + ?Sized>(&self, variables: &V) -> Option<String> {
         let template = self.template;
         let mut out = String::with_capacity(template.len() + 16);
         let mut at = 0;
-        for expression in &self.expressions {
+        for expression in self.expressions.iter() {
             let literal = &template[at..expression.span.start];
             if expression.operator.is_some() || !literal.bytes().all(kept_in_literal) {
                 return None;
@@ -125,15 +210,13 @@ impl<'t> Parsed<'t> {
             out.push_str(literal);
             let mut defined = 0;
             for spec in &expression.specs {
-                let plain_name = spec
-                    .name
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'_');
+                let name = spec.name_in(template);
+                let plain_name = name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_');
                 if spec.prefix.is_some() || spec.explode || !plain_name {
                     return None;
                 }
                 let integer;
-                let text = match variables.get(spec.name) {
+                let text = match variables.get(name) {
                     None => continue, // undefined: left out (RFC 6570 §3.2.1)
                     Some(Value::String(text)) => text.as_str(),
                     Some(Value::Integer(i)) => {
@@ -142,6 +225,9 @@ impl<'t> Parsed<'t> {
                     }
                     Some(_) => return None,
                 };
+                if expression.in_path && (text == "." || text == "..") {
+                    return None; // refused by `refuse_dot_values`, with its message
+                }
                 if defined > 0 {
                     out.push(',');
                 }
@@ -153,6 +239,33 @@ impl<'t> Parsed<'t> {
         let rest = &template[at..];
         rest.bytes().all(kept_in_literal).then(|| out + rest)
     }
+}
+
+/// Values by name, as an expansion reads them: a map, or a call's own list (`request::Variables`,
+/// which builds no map for the usual template).
+pub trait Values {
+    /// The value of `name`; `None` when it is undefined.
+    fn get(&self, name: &str) -> Option<&Value>;
+
+    /// Every defined value, as std-uritemplate takes them.
+    fn to_map(&self) -> Cow<'_, HashMap<String, Value>>;
+}
+
+impl Values for HashMap<String, Value> {
+    fn get(&self, name: &str) -> Option<&Value> {
+        HashMap::get(self, name)
+    }
+
+    fn to_map(&self) -> Cow<'_, HashMap<String, Value>> {
+        Cow::Borrowed(self)
+    }
+}
+
+/// Whether an expansion has a `.`/`..` segment before its query (see `is_dot_segment`).
+fn has_dot_segment(expanded: &str) -> bool {
+    // By bytes: a `char` pattern's searcher cost ~1,000 instructions a request here.
+    let mut segments = path_of(expanded).as_bytes().split(|&b| b == b'/');
+    segments.any(is_dot_segment)
 }
 
 /// A byte's class, by table: a template's literals and every value's bytes are classed, and
@@ -242,12 +355,16 @@ fn encode_unreserved(text: &str, out: &mut String) {
 }
 
 /// The variable names of `expressions`, in order of first appearance, without duplicates.
-fn unique_names<'e, 't: 'e>(expressions: impl Iterator<Item = &'e Expression<'t>>) -> Vec<&'t str> {
+fn unique_names<'e, 't>(
+    template: &'t str,
+    expressions: impl Iterator<Item = &'e Expression>,
+) -> Vec<&'t str> {
     let mut names: Vec<&'t str> = Vec::new();
     for expression in expressions {
         for spec in &expression.specs {
-            if !names.contains(&spec.name) {
-                names.push(spec.name);
+            let name = spec.name_in(template);
+            if !names.contains(&name) {
+                names.push(name);
             }
         }
     }
@@ -255,24 +372,33 @@ fn unique_names<'e, 't: 'e>(expressions: impl Iterator<Item = &'e Expression<'t>
 }
 
 /// One `{...}` expression of a template.
-struct Expression<'t> {
+#[derive(Debug, Clone)]
+struct Expression {
     /// Where it is in the template, braces included.
     span: Range<usize>,
     operator: Option<u8>,
-    specs: Vec<VarSpec<'t>>,
+    specs: Vec<VarSpec>,
     /// Before any `?` or `#` of the template (literal, or a `{?`, `{&`, `{#` expression).
     in_path: bool,
 }
 
-struct VarSpec<'t> {
-    name: &'t str,
+#[derive(Debug, Clone)]
+struct VarSpec {
+    /// Where its name is in the template.
+    name: Range<usize>,
     /// The `:n` prefix modifier, in characters.
     prefix: Option<usize>,
     /// The `*` explode modifier.
     explode: bool,
 }
 
-impl Expression<'_> {
+impl VarSpec {
+    fn name_in<'t>(&self, template: &'t str) -> &'t str {
+        &template[self.name.clone()]
+    }
+}
+
+impl Expression {
     /// Simple, reserved or path-segment expansion in the path: each value is (part of) a
     /// path segment as it is. `{.v}` and `{;v}` add a `.`/`;v=` before it; query and fragment
     /// expansions cannot reach the path.
@@ -287,7 +413,7 @@ impl Expression<'_> {
 }
 
 /// The expressions of `template`, its syntax checked (RFC 6570 §2).
-fn parse(template: &str) -> Result<Vec<Expression<'_>>> {
+fn parse(template: &str) -> Result<Vec<Expression>> {
     let malformed =
         |why: &str| Error::Template(format!("malformed URI template {template:?}: {why}"));
     let mut expressions = Vec::new();
@@ -308,7 +434,10 @@ fn parse(template: &str) -> Result<Vec<Expression<'_>>> {
         if body.contains('{') {
             return Err(malformed("'{' inside an expression"));
         }
-        let (operator, specs) = parse_expression(body).map_err(malformed)?;
+        let (operator, mut specs) = parse_expression(body).map_err(malformed)?;
+        for spec in &mut specs {
+            spec.name = open + 1 + spec.name.start..open + 1 + spec.name.end;
+        }
         in_path &= !matches!(operator, Some(b'?' | b'&' | b'#'));
         expressions.push(Expression {
             span: open..open + close + 2,
@@ -324,12 +453,13 @@ fn parse(template: &str) -> Result<Vec<Expression<'_>>> {
 /// pct-encoded triplets stay as they are, so `%2e%2E` is `..` to the server as well.
 fn refuse_dot_values(
     template: &str,
-    expressions: &[Expression<'_>],
+    expressions: &[Expression],
     variables: &HashMap<String, Value>,
 ) -> Result<()> {
     for expression in expressions.iter().filter(|e| e.fills_path()) {
         for spec in &expression.specs {
-            let items = match variables.get(spec.name) {
+            let name = spec.name_in(template);
+            let items = match variables.get(name) {
                 None => continue,
                 Some(Value::List(items)) => items.as_slice(),
                 Some(value) => std::slice::from_ref(value),
@@ -352,7 +482,7 @@ fn refuse_dot_values(
                     return Err(Error::Template(format!(
                         "URI template variable {} is {}: a value cannot be '.' or '..' in the \
                          path of {}, where it would address another resource",
-                        single_quoted(spec.name),
+                        single_quoted(name),
                         single_quoted(text),
                         single_quoted(template)
                     )));
@@ -376,7 +506,7 @@ fn concat(pieces: &[Piece]) -> String {
 /// `template` expanded literal by literal and expression by expression.
 fn pieces(
     template: &str,
-    expressions: &[Expression<'_>],
+    expressions: &[Expression],
     variables: &HashMap<String, Value>,
 ) -> Result<Vec<Piece>> {
     let lone_percent = has_lone_percent(variables);
@@ -393,7 +523,7 @@ fn pieces(
         let text = match expression.operator {
             Some(operator @ (b'+' | b'#')) if lone_percent => {
                 let (rewritten, escaped) =
-                    with_lone_percents_escaped(operator, expression, variables);
+                    with_lone_percents_escaped(template, operator, expression, variables);
                 expand(&rewritten, &escaped)?
             }
             _ => expand(&template[expression.span.clone()], variables)?,
@@ -416,8 +546,9 @@ fn pieces(
 /// as RFC 6570 says, not to its escaped form: `{#a:3}` of `0%` is `#0%25`), so the rewritten
 /// expression has none; its variables are renamed `v0`, `v1`... (`+`/`#` show no names).
 fn with_lone_percents_escaped(
+    template: &str,
     operator: u8,
-    expression: &Expression<'_>,
+    expression: &Expression,
     variables: &HashMap<String, Value>,
 ) -> (String, HashMap<String, Value>) {
     let mut specs = Vec::with_capacity(expression.specs.len());
@@ -425,7 +556,7 @@ fn with_lone_percents_escaped(
     for (i, spec) in expression.specs.iter().enumerate() {
         let name = format!("v{i}");
         specs.push(format!("{name}{}", if spec.explode { "*" } else { "" }));
-        if let Some(value) = variables.get(spec.name) {
+        if let Some(value) = variables.get(spec.name_in(template)) {
             let value = match spec.prefix {
                 Some(n) => prefix_of(value, n),
                 None => value.clone(),
@@ -455,7 +586,7 @@ fn prefix_of(value: &Value, n: usize) -> Value {
 fn refuse_dot_segments(
     template: &str,
     pieces: &[Piece],
-    expressions: &[Expression<'_>],
+    expressions: &[Expression],
     variables: &HashMap<String, Value>,
 ) -> Result<()> {
     let mut text = String::new();
@@ -478,9 +609,10 @@ fn refuse_dot_segments(
         for (made, expression) in &made_by {
             if made.start < range.end && range.start < made.end {
                 for spec in &expressions[*expression].specs {
-                    let name = single_quoted(spec.name);
-                    if variables.contains_key(spec.name) && !names.contains(&name) {
-                        names.push(name);
+                    let name = spec.name_in(template);
+                    let quoted = single_quoted(name);
+                    if variables.contains_key(name) && !names.contains(&quoted) {
+                        names.push(quoted);
                     }
                 }
             }
@@ -600,10 +732,11 @@ pub fn variables(template: &str) -> Result<Vec<String>> {
     Ok(parsed.variables().into_iter().map(str::to_owned).collect())
 }
 
-/// The operator and variables of one `{...}` expression (without braces).
+/// The operator and variables of one `{...}` expression (without braces); each name's range is
+/// in `expression`.
 fn parse_expression(
     expression: &str,
-) -> std::result::Result<(Option<u8>, Vec<VarSpec<'_>>), &'static str> {
+) -> std::result::Result<(Option<u8>, Vec<VarSpec>), &'static str> {
     let (operator, body) = match expression.as_bytes().first() {
         None => return Err("empty expression"),
         Some(&op @ (b'+' | b'#' | b'.' | b'/' | b';' | b'?' | b'&')) => {
@@ -613,6 +746,7 @@ fn parse_expression(
         Some(_) => (None, expression),
     };
     let mut specs = Vec::new();
+    let mut at = expression.len() - body.len();
     for spec in body.split(',') {
         let (name, prefix) = if let Some(name) = spec.strip_suffix('*') {
             (name, None)
@@ -632,10 +766,11 @@ fn parse_expression(
             return Err("invalid variable name");
         }
         specs.push(VarSpec {
-            name,
+            name: at..at + name.len(), // a name starts its spec
             prefix,
             explode: spec.ends_with('*'),
         });
+        at += spec.len() + 1;
     }
     Ok((operator, specs))
 }

@@ -9,7 +9,8 @@ use pyo3::prelude::*;
 use pyo3::pybacked::PyBackedStr;
 
 use rp_core::client::Client;
-use rp_core::request::{CallOptions as CoreOptions, Prepared, Request};
+use rp_core::request::{CallOptions as CoreOptions, Prepared, Request, Target};
+use rp_core::template::Template;
 
 use super::{convert, template};
 use crate::errors::Fallible;
@@ -26,7 +27,7 @@ use crate::errors::Fallible;
 #[derive(FromPyObject)]
 pub(crate) struct Call<'py>(
     PyBackedStr,
-    String,
+    Href,
     Option<Bound<'py, PyAny>>,
     Option<Bound<'py, PyAny>>,
     Option<bool>,
@@ -36,11 +37,26 @@ pub(crate) struct Call<'py>(
     Option<Bound<'py, CallOptions>>,
 );
 
+/// A call's href: the caller's text (a URL, or a template), or a link's template that the
+/// link parsed once (`_LinkCore`).
+pub(crate) enum Href {
+    Text(String),
+    Parsed(Arc<Template>),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for Href {
+    type Error = PyErr;
+
+    fn extract(href: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        Ok(Href::Text(href.extract()?))
+    }
+}
+
 impl<'py> Call<'py> {
     /// A GET of a link (`Link.__call__`): no body, `If-Match` or extra headers.
     pub(crate) fn get(
         py: Python<'py>,
-        href: String,
+        href: Href,
         variables: Option<Bound<'py, PyAny>>,
         templated: bool,
         name: String,
@@ -58,7 +74,14 @@ impl<'py> Call<'py> {
     pub(crate) fn prepare(self, core: &Client) -> Fallible<Prepared> {
         let Call(method, href, variables, body, templated, name, if_match, headers, options) = self;
         let name = name.filter(|n| !n.is_empty()); // a rel named "" goes by its href
-        let target = template::target_from(href, variables.as_ref(), templated, name.as_deref())?;
+        let target = match href {
+            Href::Text(href) => {
+                template::target_from(href, variables.as_ref(), templated, name.as_deref())?
+            }
+            Href::Parsed(parsed) => {
+                Target::of_link(parsed, template::variables_of(variables.as_ref())?)
+            }
+        };
         let mut request = Request::new(&method, target)?;
         request.body = match body {
             Some(b) if !b.is_none() => Some(bytes::Bytes::from(convert::to_json_bytes(&b)?)),

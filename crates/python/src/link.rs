@@ -6,7 +6,9 @@
 //! A deprecated link, a call with telemetry, or one under gevent or eventlet goes through the
 //! Python method `_get`, which handles each.
 
-use crate::call::{Call, CallOptions};
+use std::sync::Arc;
+
+use crate::call::{Call, CallOptions, Href};
 use crate::client::NativeClient;
 use crate::construct::new_of_type;
 
@@ -15,6 +17,8 @@ use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyDict, PyTuple, PyType};
 use pyo3::{PyTraverseError, PyVisit};
+
+use rp_core::template::Template;
 
 /// A link's fields, under the names `_LinkBase` had as slots.
 #[pyclass(module = "recurring_payments._core", name = "_LinkCore", subclass)]
@@ -30,18 +34,13 @@ pub struct LinkCore {
     /// '...#get-creditors'
     #[pyo3(get, set)]
     rel: Option<Py<PyAny>>,
-    /// The href as sent: a template when ``templated``.
-    ///
-    /// >>> client.get_creditors.href
-    /// 'http://127.0.0.1:.../creditors{?reference}'
-    #[pyo3(get, set)]
+    /// The href (`href` below).
     href: Option<Py<PyAny>>,
-    /// Whether ``href`` is an RFC 6570 template.
-    ///
-    /// >>> client.get_creditors.templated, client.create_orders.templated
-    /// (True, False)
-    #[pyo3(get, set)]
+    /// Whether it is a template (`templated` below).
     templated: bool,
+    /// The href parsed as a template, on the first call that parsed it without an error; set
+    /// again with `href` or `templated`.
+    template: Option<Arc<Template>>,
     /// The link's ``title``, or ``None``.
     ///
     /// >>> print(client.get_creditors.title)
@@ -111,6 +110,7 @@ impl LinkCore {
             rel: None,
             href: None,
             templated: false,
+            template: None,
             title: None,
             name: None,
             kind: None,
@@ -138,6 +138,36 @@ impl LinkCore {
             fields.templated = templated;
         }
         Ok(link)
+    }
+
+    /// The href as sent: a template when ``templated``.
+    ///
+    /// >>> client.get_creditors.href
+    /// 'http://127.0.0.1:.../creditors{?reference}'
+    #[getter]
+    fn href(&self, py: Python<'_>) -> Option<Py<PyAny>> {
+        self.href.as_ref().map(|href| href.clone_ref(py))
+    }
+
+    #[setter]
+    fn set_href(&mut self, href: Py<PyAny>) {
+        self.href = Some(href);
+        self.template = None;
+    }
+
+    /// Whether ``href`` is an RFC 6570 template.
+    ///
+    /// >>> client.get_creditors.templated, client.create_orders.templated
+    /// (True, False)
+    #[getter]
+    fn templated(&self) -> bool {
+        self.templated
+    }
+
+    #[setter]
+    fn set_templated(&mut self, templated: bool) {
+        self.templated = templated;
+        self.template = None;
     }
 
     /// GET this link; same as :meth:`get`. Template variables are keyword arguments.
@@ -168,7 +198,10 @@ impl LinkCore {
             match (&me.deprecation, &me.session, &me.href, &me.rel) {
                 (None, Some(session), Some(href), Some(rel)) => Some((
                     session.bind(py).clone(),
-                    href.bind(py).extract::<String>(),
+                    match &me.template {
+                        Some(template) => Ok(Href::Parsed(template.clone())),
+                        None => href.bind(py).extract::<String>().map(Href::Text),
+                    },
                     rel.bind(py).extract::<String>(),
                     me.templated,
                 )),
@@ -208,6 +241,10 @@ impl LinkCore {
             true => None,
             false => Some(options.cast_into::<CallOptions>()?),
         };
+        let href = match href {
+            Href::Text(text) if templated => cache_template(slf, text),
+            href => href,
+        };
         let variables = variables.map(Bound::into_any);
         let call = Call::get(py, href, variables, templated, rel, options)?;
         let reply = native.get().send(py, call, None)?;
@@ -244,6 +281,22 @@ impl LinkCore {
         self.profile = None;
         self.deprecation = None;
         self.hreflang = None;
+    }
+}
+
+/// `text`, a templated link's href, parsed and kept with the link for its next calls. A
+/// template that does not parse is not kept: the request reports it where it always has (after
+/// the variables are converted), on every call.
+fn cache_template(link: &Bound<'_, LinkCore>, text: String) -> Href {
+    match Template::new(text.clone()) {
+        Ok(template) => {
+            let template = Arc::new(template);
+            if let Ok(mut fields) = link.try_borrow_mut() {
+                fields.template = Some(template.clone());
+            }
+            Href::Parsed(template)
+        }
+        Err(_) => Href::Text(text),
     }
 }
 

@@ -9,6 +9,7 @@ use rp_core::auth::StoreEvent;
 use rp_core::error::Error;
 use rp_core::records::Attempt;
 use rp_core::reply::Reply;
+use rp_core::template::Source;
 use rp_core::wire::Response;
 
 use super::{convert, document, telemetry};
@@ -18,7 +19,7 @@ use super::{convert, document, telemetry};
 pub(crate) struct Observers {
     pub logger: Py<PyAny>,
     pub recorder: Option<Py<PyAny>>,
-    pub template: Option<String>,
+    pub template: Option<Source>,
 }
 
 /// Tell a call's observers what it did: the logger (a DEBUG line per attempt, the token

@@ -127,11 +127,20 @@ pub(crate) fn target_from(
     templated: Option<bool>,
     name: Option<&str>,
 ) -> Fallible<Target> {
-    let variables = match variables {
-        Some(v) if !v.is_none() => to_variables(v)?,
-        _ => Variables::default(),
-    };
-    Ok(Target::new(href, templated, variables, name)?)
+    Ok(Target::new(
+        href,
+        templated,
+        variables_of(variables)?,
+        name,
+    )?)
+}
+
+/// The variables of a call: a mapping, or none (`None`).
+pub(crate) fn variables_of(variables: Option<&Bound<'_, PyAny>>) -> PyResult<Variables> {
+    match variables {
+        Some(v) if !v.is_none() => to_variables(v),
+        _ => Ok(Variables::default()),
+    }
 }
 
 /// The variable names a template declares, in order; `TemplateError` if it is malformed.
