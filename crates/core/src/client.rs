@@ -303,13 +303,17 @@ impl Client {
                 }
             }
             let token = if ours {
-                let token = self
-                    .cache()?
-                    .get(shared.leeway, store_log, |lead| {
+                let cache = self.cache()?;
+                let token = match cache.fresh(shared.leeway) {
+                    Some(token) => token,
+                    // Boxed: the flight's future (~3.4 KB) is not part of every hop's state,
+                    // which a warm call moves and copies.
+                    None => Box::pin(cache.get(shared.leeway, store_log, |lead| {
                         self.lead_flight(lead, ask, &api_headers, options, driver, log, deadline)
-                    })
+                    }))
                     .await
-                    .map_err(|e| e.with_outcome_unknown(false))?;
+                    .map_err(|e| e.with_outcome_unknown(false))?,
+                };
                 headers.insert(AUTHORIZATION, token.authorization()?);
                 Some(token)
             } else {
@@ -332,9 +336,9 @@ impl Client {
                 match &token {
                     // The hop carried our token: renew it and send this hop again, once.
                     Some(token) if !replayed => {
-                        self.cache()?
-                            .invalidate(token, store_log, deadline.at)
-                            .await;
+                        let cache = self.cache()?;
+                        // Boxed, as the flight above: rare, and not carried by every hop.
+                        Box::pin(cache.invalidate(token, store_log, deadline.at)).await;
                         replayed = true;
                         continue;
                     }
