@@ -2,6 +2,7 @@
 //! hop -> a 401 on a hop that carried our token replays that hop once -> response. The whole call
 //! is bounded by `total_timeout`.
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -25,7 +26,7 @@ use crate::request::{extra_headers, seconds, CallOptions, Prepared, Request};
 use crate::runtime::PerProcess;
 use crate::text::double_quoted;
 use crate::transport::{header_value, Transport};
-use crate::wire::{Driver, Outgoing, Response};
+use crate::wire::{is_write, Driver, Outgoing, Response};
 
 /// A client's settings: what the wire reads is one nested value (`wire`), kept whole by the
 /// wire, never copied field by field (docs/design.md#where-a-new-setting-goes).
@@ -227,20 +228,21 @@ impl Client {
     ) -> Result<Response> {
         let total_timeout = request.options().total_timeout;
         let deadline = Deadline::after(total_timeout.unwrap_or(self.shared.total_timeout));
-        // Named from the start: a call cut while it waits for its token names its request.
-        let mut trace = Trace::default();
-        trace.aim(&request.method, &request.url);
-        // Boxed where it is made: the hops' future (several KB) is then never moved by value,
-        // neither into the backstop's timeout nor by the futures that await this call.
-        let call =
-            Box::pin(self.follow_hops(request, driver, ask, log, store_log, deadline, &mut trace));
-        let outcome = match tokio::time::timeout_at(deadline.backstop(), call).await {
-            Ok(outcome) => outcome,
-            // Cut mid-hop: a POST/PATCH being sent may have been written.
-            Err(_) => {
-                Err(deadline.exceeded(trace.method, &trace.url, trace.writing || trace.processed))
-            }
-        };
+        // A POST/PATCH of this call was processed: answered by 301/302/303 (a 401, 307 or 308
+        // says it was not).
+        let mut processed = false;
+        // Boxed where it is made: the hops' future (KBs) is then never moved by value by the
+        // futures that await this call.
+        let call = self.follow_hops(
+            request,
+            driver,
+            ask,
+            log,
+            store_log,
+            deadline,
+            &mut processed,
+        );
+        let outcome = Box::pin(call).await;
         records::settle(log, outcome.as_ref().err());
         // A failure after a POST/PATCH of this call was processed (answered by 301/302/303):
         // the call's outcome is unknown to the caller even though this hop was a GET, whatever
@@ -248,10 +250,10 @@ impl Client {
         // docs/guarantees.md#outcome).
         match outcome {
             Ok(mut response) => {
-                response.after_processed_write = trace.processed;
+                response.after_processed_write = processed;
                 Ok(response)
             }
-            Err(e) if trace.processed => Err(e.with_outcome_unknown(true)),
+            Err(e) if processed => Err(e.with_outcome_unknown(true)),
             Err(e) => Err(e),
         }
     }
@@ -265,7 +267,7 @@ impl Client {
         log: &mut Vec<Attempt>,
         store_log: &mut Vec<StoreEvent>,
         deadline: Deadline,
-        trace: &mut Trace,
+        processed: &mut bool,
     ) -> Result<Response> {
         let api_headers = request.api_headers;
         let options = request.options;
@@ -303,13 +305,28 @@ impl Client {
                 }
             }
             let token = if ours {
-                let token = self
-                    .cache()?
-                    .get(shared.leeway, store_log, |lead| {
-                        self.lead_flight(lead, ask, &api_headers, options, driver, log, deadline)
-                    })
-                    .await
-                    .map_err(|e| e.with_outcome_unknown(false))?;
+                let cache = self.cache()?;
+                let token = match cache.fresh(shared.leeway) {
+                    Some(token) => token,
+                    // Boxed: the flight's future (~3.4 KB) is not part of every hop's state,
+                    // which a warm call moves and copies.
+                    None => {
+                        let flight = cache.get(shared.leeway, store_log, |lead| {
+                            self.lead_flight(
+                                lead,
+                                ask,
+                                &api_headers,
+                                options,
+                                driver,
+                                log,
+                                deadline,
+                            )
+                        });
+                        within_backstop(deadline, &hop, Box::pin(flight))
+                            .await
+                            .map_err(|e| e.with_outcome_unknown(false))?
+                    }
+                };
                 headers.insert(AUTHORIZATION, token.authorization()?);
                 Some(token)
             } else {
@@ -321,20 +338,25 @@ impl Client {
                 headers,
                 body: hop.body.clone(),
             };
-            trace.enter(&outgoing);
+            // Each attempt stops at the deadline by itself (attempt_loop.rs): no backstop.
             let response = shared
                 .transport
                 .send(&outgoing, options, driver, log, deadline)
                 .await?;
-            trace.answered(response.status);
+            *processed |= is_write(&outgoing.method) && matches!(response.status, 301..=303);
             let method = outgoing.method.as_str();
             if response.status == 401 && self.is_api_origin(&response.url) {
                 match &token {
                     // The hop carried our token: renew it and send this hop again, once.
                     Some(token) if !replayed => {
-                        self.cache()?
-                            .invalidate(token, store_log, deadline.at)
-                            .await;
+                        let cache = self.cache()?;
+                        // Boxed, as the flight above: rare, and not carried by every hop.
+                        let forgetting = cache.invalidate(token, store_log, deadline.at);
+                        let forgetting = async {
+                            Box::pin(forgetting).await;
+                            Ok(())
+                        };
+                        within_backstop(deadline, &hop, forgetting).await?;
                         replayed = true;
                         continue;
                     }
@@ -516,50 +538,17 @@ struct Hop {
     body: Option<Bytes>,
 }
 
-/// How far a call got, kept outside its future so that a call cut at its deadline still knows.
-#[derive(Debug)]
-struct Trace {
-    method: &'static str,
-    url: String,
-    /// The hop under way is a POST or PATCH (its bytes may be on the wire).
-    writing: bool,
-    /// A POST or PATCH of this call was processed: answered by 301/302/303. (A 401, 307 or 308
-    /// says it was not, and nothing else lets the call go on.)
-    processed: bool,
-}
-
-impl Default for Trace {
-    fn default() -> Self {
-        Trace {
-            method: "GET",
-            url: String::new(),
-            writing: false,
-            processed: false,
-        }
-    }
-}
-
-impl Trace {
-    /// The request the call is about to send (nothing written yet).
-    fn aim(&mut self, method: &Method, url: &url::Url) {
-        self.method = match *method {
-            Method::POST => "POST",
-            Method::PATCH => "PATCH",
-            _ => "GET",
-        };
-        if self.url != url.as_str() {
-            self.url = url.to_string();
-        }
-    }
-
-    fn enter(&mut self, hop: &Outgoing) {
-        self.aim(&hop.method, &hop.url);
-        self.writing = crate::wire::is_write(&hop.method);
-    }
-
-    fn answered(&mut self, status: u16) {
-        self.processed |= self.writing && matches!(status, 301..=303);
-        self.writing = false;
+/// `wait` cut at the call's backstop (`Deadline::backstop`): for the waits that do not stop
+/// at the deadline by themselves (a token flight led by another caller). Nothing of `hop` is
+/// written while it waits.
+async fn within_backstop<T>(
+    deadline: Deadline,
+    hop: &Hop,
+    wait: impl Future<Output = Result<T>>,
+) -> Result<T> {
+    match tokio::time::timeout_at(deadline.backstop(), wait).await {
+        Ok(outcome) => outcome,
+        Err(_) => Err(deadline.exceeded(hop.method.as_str(), hop.url.as_str(), false)),
     }
 }
 

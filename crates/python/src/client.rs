@@ -16,7 +16,7 @@ use rp_core::client::{Client, ClientConfig};
 use rp_core::hyper_wire::WireSettings;
 use rp_core::proxy::ProxySetting;
 use rp_core::request::seconds;
-use rp_core::runtime::block_on_here;
+use rp_core::runtime::{block_on_here, block_on_here_checking};
 use rp_core::tls::Verify;
 use rp_core::transport;
 use rp_core::wire::Driver;
@@ -408,19 +408,8 @@ where
         return py.detach(|| block_on_here(future)).map_err(to_py);
     }
     py.detach(|| {
-        block_on_here(async {
-            tokio::pin!(future);
-            loop {
-                tokio::select! {
-                    biased;
-                    value = &mut future => return Ok(value),
-                    () = tokio::time::sleep(Duration::from_millis(100)) => {
-                        Python::attach(|py| py.check_signals())?;
-                    }
-                }
-            }
-        })
-        .map_err(to_py)?
+        let check = || Python::attach(|py| py.check_signals());
+        block_on_here_checking(future, Duration::from_millis(100), check).map_err(to_py)?
     })
 }
 

@@ -208,6 +208,16 @@ impl TokenCache {
         self.lock().current.clone()
     }
 
+    /// The cached token if it is fresh (`get`'s first answer, without a future): a warm call
+    /// awaits no flight's state.
+    pub(crate) fn fresh(&self, leeway: f64) -> Option<Arc<Token>> {
+        self.lock()
+            .current
+            .as_ref()
+            .filter(|t| t.is_fresh(leeway))
+            .cloned()
+    }
+
     /// A fresh token: the cached one, or the outcome of the flight under way (joined), or of a
     /// new flight this caller leads with `lead` (see `auth::lead`). A token a flight brought is
     /// used by all its waiters even when it is no longer fresh (`expires_in: 0`); only later
