@@ -18,8 +18,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -243,6 +241,8 @@ def started_redis() -> Iterator[RedisServer]:
     """A real redis-server for one test, stopped after it: the body of the fleet tests' `redis`
     fixture. Without one the test skips with the reason, except under CI=true, where it fails
     (.ci/run installs it)."""
+    import pytest  # here, not at the top: benches/fleet.py uses RedisServer without pytest
+
     reason = missing_reason()
     if reason is not None:
         if in_ci():
