@@ -145,6 +145,12 @@ impl Basis {
             .get_or_init(|| Sealer::new(base_url, &self.credentials).ok().map(Arc::new))
             .clone()
     }
+
+    /// Whether the store's keys were derived (tests: only a client with a store pays for it).
+    #[cfg(test)]
+    pub(crate) fn sealer_derived(&self) -> bool {
+        self.sealer.get().is_some()
+    }
 }
 
 /// Distinct credentials a provider returned whose `Basis` is kept (a rotation goes through
