@@ -21,11 +21,13 @@ class Api:
     """A `Client` or an `AsyncClient` behind the same blocking calls (async ones run in
     `asyncio.run`, which the async client supports call after call)."""
 
-    def __init__(self, server: FakeServer, kind: str, **settings: Any) -> None:
+    def __init__(
+        self, server: FakeServer, kind: str, base: str | None = None, **settings: Any
+    ) -> None:
+        """A client of `server`'s app, sent to `base` when given (a proxy in front of it)."""
         self.kind = kind
-        self.client: Any = (
-            server.client(**settings) if kind == "sync" else server.async_client(**settings)
-        )
+        face = rp.Client if kind == "sync" else rp.AsyncClient
+        self.client: Any = face(base or server.base_url, **server._client_settings(settings))
 
     def _run(self, result: Any) -> Any:
         return asyncio.run(result) if self.kind == "async" else result

@@ -12,10 +12,9 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from fault_kit import install_routes, unique_body
+from fault_kit import Api, install_routes, unique_body
 from raw_http import CuttingProxy
 
-import recurring_payments as rp
 from recurring_payments.testing import FakeServer
 
 KINDS = ["sync", "async"]
@@ -31,10 +30,9 @@ def proxy(server: FakeServer) -> Iterator[CuttingProxy]:
         proxy.close()
 
 
-def through(server: FakeServer, proxy: CuttingProxy, kind: str) -> Any:
-    settings = server._client_settings({"retries": 0})
-    base = f"http://127.0.0.1:{proxy.port}"
-    return rp.Client(base, **settings) if kind == "sync" else rp.AsyncClient(base, **settings)
+def api(server: FakeServer, proxy: CuttingProxy, kind: str) -> Api:
+    """Either face through the proxy, with `retries=0`: a dead connection would be an error."""
+    return Api(server, kind, base=f"http://127.0.0.1:{proxy.port}", retries=0)
 
 
 def writes(server: FakeServer) -> list[Any]:
@@ -48,25 +46,15 @@ def test_a_get_after_the_server_closed_the_idle_connection_succeeds(
 ) -> None:
     # At once: the close races the next request (on the async face the connection's task may
     # not have run yet); after 20 ms: it has arrived (on the sync face nothing has read it).
-    async def scenario(client: Any) -> list[int]:
-        statuses = [(await client.get("/thing")).status]
+    client = api(server, proxy, kind)
+    try:
+        statuses = [client.get("/thing").status]
         for _ in range(40):
             proxy.cut()
             time.sleep(pause)
-            statuses.append((await client.get("/thing")).status)
-        await client.aclose()
-        return statuses
-
-    client = through(server, proxy, kind)
-    if kind == "async":
-        statuses = asyncio.run(scenario(client))
-    else:
-        with client:
-            statuses = [client.get("/thing").status]
-            for _ in range(40):
-                proxy.cut()
-                time.sleep(pause)
-                statuses.append(client.get("/thing").status)
+            statuses.append(client.get("/thing").status)
+    finally:
+        client.close()
     assert statuses == [200] * 41
 
 
@@ -74,27 +62,16 @@ def test_a_get_after_the_server_closed_the_idle_connection_succeeds(
 def test_a_post_on_a_closed_idle_connection_is_sent_once_on_a_new_one(
     server: FakeServer, proxy: CuttingProxy, kind: str
 ) -> None:
-    async def scenario(client: Any) -> list[int]:
-        await client.get("/thing")
+    client = api(server, proxy, kind)
+    try:
+        client.get("/thing")
         made = []
         for _ in range(10):
             proxy.cut()
             time.sleep(0.02)
-            made.append((await client.post("/orders", unique_body())).status)
-        await client.aclose()
-        return made
-
-    client = through(server, proxy, kind)
-    if kind == "async":
-        made = asyncio.run(scenario(client))
-    else:
-        with client:
-            client.get("/thing")
-            made = []
-            for _ in range(10):
-                proxy.cut()
-                time.sleep(0.02)
-                made.append(client.post("/orders", unique_body()).status)
+            made.append(client.post("/orders", unique_body()).status)
+    finally:
+        client.close()
     assert made == [201] * 10
     bodies = [r.json["ref"] for r in writes(server)]
     assert len(bodies) == 10 and len(set(bodies)) == 10  # each sent once
@@ -107,7 +84,7 @@ def test_under_load_the_async_face_never_sends_on_a_closed_idle_connection(
     # pool may hand that connection out first.
     async def scenario() -> list[int]:
         busy = server.async_client()
-        client = through(server, proxy, "async")
+        client = api(server, proxy, "async").client
         await client.get("/thing")
         done = False
 
@@ -138,7 +115,7 @@ def test_every_idle_connection_closed_at_once_costs_no_request(
     # once each pass over the stale ones they are handed, and none fails (retries=0).
     async def scenario() -> list[int]:
         busy = server.async_client()
-        client = through(server, proxy, "async")
+        client = api(server, proxy, "async").client
         done = False
 
         async def load() -> None:
