@@ -254,8 +254,9 @@ impl ResourceCore {
         name: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyAny>> {
         let py = slf.py();
+        let slow = || slf.call_method1(intern!(py, "_relation_slow"), (name,));
         let Ok(text) = name.to_str() else {
-            return slf.call_method1(intern!(py, "_relation_slow"), (name,));
+            return slow();
         };
         if text.starts_with('_') {
             // Private names are never relations: `hasattr(res, "_x")` is simply False.
@@ -277,7 +278,6 @@ impl ResourceCore {
                 return Ok(found);
             }
         }
-        let slow = || slf.call_method1(intern!(py, "_relation_slow"), (name,));
         let (Ok(doc), Some(session), Some(inherited), false) =
             (doc.cast::<Document>(), session, inherited, mapped)
         else {
