@@ -1,4 +1,4 @@
-//! The wire on hyper-util's client (as published): pooled connections (pools.rs) made by our
+//! The wire on hyper's connections: pooled (pools.rs, http_client.rs) and made by our
 //! connector (connect.rs: routes, TLS, HTTP/2 by ALPN), each new one bounded by its attempt
 //! (connect_deadline.rs), one timer for the attempt, the body gathered within
 //! `max_response_size` and gzip decoded in any spelling (body.rs), and hyper's errors told
@@ -6,6 +6,7 @@
 
 mod body;
 mod connect;
+mod http_client;
 mod pools;
 
 use std::future::{poll_fn, Future};
@@ -30,6 +31,7 @@ use crate::proxy::ProxySetting;
 use crate::tls::Verify;
 use crate::wire::{pairs, Driver, Limits, Outgoing, Phase, Response, Wire, WireError, WireFailure};
 use body::{gunzip, is_gzip, Collected, Gunzip};
+use http_client::SendError;
 pub use pools::release_unused_here;
 
 /// The most pooled connections found closed by their server (`connect::StaleConnection`)
@@ -58,7 +60,7 @@ pub struct WireSettings {
     pub request_id_headers: Arc<[HeaderName]>,
 }
 
-/// Sends one exchange on a pooled hyper-util client; cheap to clone.
+/// Sends one exchange on a pooled connection; cheap to clone.
 #[derive(Debug, Clone)]
 pub struct HyperWire {
     lease: Arc<pools::PoolLease>,
@@ -195,7 +197,7 @@ impl Wire for HyperWire {
             detail: format!("no answer within {:.3} s", limits.timeout.as_secs_f64()),
         };
         let mut stale = 0;
-        let response = loop {
+        let (response, taken) = loop {
             let outgoing = self.request(request).map_err(|detail| WireFailure {
                 phase: Phase::BeforeWrite,
                 timeout: false,
@@ -204,10 +206,12 @@ impl Wire for HyperWire {
             let sending = crate::connect_deadline::within(
                 limits.timeout,
                 limits.connect_timeout,
-                client.request(outgoing),
+                // Boxed: built here and moved by each future around it, it would be copied
+                // whole at every move (~4k instructions a request).
+                Box::pin(client.send(outgoing)),
             );
             match before(timer.as_mut(), sending).await {
-                Some(Ok(response)) => break response,
+                Some(Ok(sent)) => break sent,
                 // A pooled connection its server had closed, nothing written (connect::Conn):
                 // not a failure of this attempt. Each one found is dropped by the pool, so
                 // this ends with a connection that is open (or a new one).
@@ -248,6 +252,7 @@ impl Wire for HyperWire {
             }
             body.push(chunk, announced.unwrap_or(0));
         }
+        taken.done();
         let mut body = body.into_bytes();
         // Content codings ignore case (RFC 9110 §8.4.1): `gzip`, `GZIP` and `x-gzip` alike.
         if is_gzip(&headers) {
@@ -332,20 +337,20 @@ fn timed_out(error: &(dyn std::error::Error + 'static)) -> bool {
 
 /// The phase of a failure before the head came, read from its kind and its causes, never from
 /// its text.
-fn classify(error: &hyper_util::client::legacy::Error) -> WireFailure {
-    // hyper-util's own text names only its kind ("client error (Connect)"): the causes say it.
+fn classify(error: &SendError) -> WireFailure {
+    // The error's own text names only its kind: the causes say it.
     let detail = match std::error::Error::source(error) {
         Some(cause) => describe(cause),
         None => error.to_string(),
     };
     let hyper_error = cause::<hyper::Error>(error);
-    let phase = if error.is_connect()
+    let phase = if matches!(error, SendError::Connect(_))
         || hyper_error.is_some_and(hyper::Error::is_canceled)
         || is_stale(error)
     {
         // hyper cancels a request only when it hands it back unwritten (a pooled connection
-        // that closed before the request went out, one not ready); hyper-util retries it on a
-        // new connection when it can, and this is what is left when it could not; a stale
+        // that closed before the request went out, one not ready); http_client.rs sends it
+        // again on another connection when it can, and this is what is left when not; a stale
         // connection is refused before anything is written (connect::Conn).
         Phase::BeforeWrite
     } else if hyper_error.is_some_and(hyper::Error::is_body_write_aborted)
@@ -368,7 +373,7 @@ fn classify(error: &hyper_util::client::legacy::Error) -> WireFailure {
 
 /// Whether `error` is a request refused, unwritten, on a pooled connection its server had
 /// closed (`connect::StaleConnection`).
-fn is_stale(error: &hyper_util::client::legacy::Error) -> bool {
+fn is_stale(error: &SendError) -> bool {
     cause::<std::io::Error>(error)
         .and_then(|io| io.get_ref())
         .is_some_and(|inner| inner.is::<connect::StaleConnection>())

@@ -198,3 +198,143 @@ fn an_https_proxy_is_reached_over_tls_and_takes_the_request_with_its_credentials
         "{head:?}"
     );
 }
+
+/// An HTTP/2 server over TLS that answers each request with its path, and counts the
+/// connections it accepted; stopped on drop.
+struct H2Server {
+    port: u16,
+    connections: Arc<std::sync::atomic::AtomicUsize>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl H2Server {
+    fn start(acceptor: TlsAcceptor) -> H2Server {
+        use http_body_util::Full;
+        use hyper::body::Bytes;
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        listener.set_nonblocking(true).unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counted = connections.clone();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let thread = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            runtime.block_on(async move {
+                let listener = tokio::net::TcpListener::from_std(listener).unwrap();
+                let accepting = async {
+                    loop {
+                        let (socket, _) = listener.accept().await.unwrap();
+                        counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                        let acceptor = acceptor.clone();
+                        tokio::spawn(async move {
+                            let Ok(stream) = acceptor.accept(socket).await else {
+                                return;
+                            };
+                            let answer = hyper::service::service_fn(
+                                |request: http::Request<hyper::body::Incoming>| async move {
+                                    let path = Bytes::from(request.uri().path().to_owned());
+                                    Ok::<_, std::convert::Infallible>(http::Response::new(
+                                        Full::new(path),
+                                    ))
+                                },
+                            );
+                            let _ = hyper::server::conn::http2::Builder::new(
+                                hyper_util::rt::TokioExecutor::new(),
+                            )
+                            .serve_connection(hyper_util::rt::TokioIo::new(stream), answer)
+                            .await;
+                        });
+                    }
+                };
+                tokio::select! {
+                    _ = stopped => {}
+                    () = accepting => {}
+                }
+            });
+        });
+        H2Server {
+            port,
+            connections,
+            stop: Some(stop),
+            thread: Some(thread),
+        }
+    }
+
+    fn connections(&self) -> usize {
+        self.connections.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+impl Drop for H2Server {
+    fn drop(&mut self) {
+        let _ = self.stop.take().map(|stop| stop.send(()));
+        let _ = self.thread.take().map(std::thread::JoinHandle::join);
+    }
+}
+
+/// `count` GETs of `/item/<n>` at once on `wire`, on this thread's pool; each answer's status
+/// and body.
+fn get_at_once(wire: &HyperWire, port: u16, count: usize) -> Vec<(u16, String)> {
+    block_on_here(async {
+        let mut all = tokio::task::JoinSet::new();
+        for n in 0..count {
+            let wire = wire.clone();
+            all.spawn(async move {
+                let request = Outgoing {
+                    method: Method::GET,
+                    url: url::Url::parse(&format!("https://127.0.0.1:{port}/item/{n}")).unwrap(),
+                    headers: HeaderMap::new(),
+                    body: None,
+                };
+                let limits = Limits {
+                    timeout: Duration::from_secs(5),
+                    connect_timeout: Duration::from_secs(5),
+                };
+                let response = wire
+                    .exchange(&request, Driver::ThisThread, limits)
+                    .await
+                    .unwrap();
+                (n, response)
+            });
+        }
+        let mut answers = vec![(0, String::new()); count];
+        while let Some(done) = all.join_next().await {
+            let (n, response) = done.unwrap();
+            answers[n] = (
+                response.status,
+                String::from_utf8_lossy(&response.body).into_owned(),
+            );
+        }
+        answers
+    })
+    .unwrap()
+}
+
+#[test]
+fn requests_to_an_http2_server_share_one_connection() {
+    let tls = tls(&[b"h2"]);
+    let server = H2Server::start(tls.acceptor.clone());
+    let wire = wire(
+        Verify::CaBundle(tls.ca.display().to_string()),
+        ProxySetting::Off,
+    );
+    let expected = |count: usize| {
+        (0..count)
+            .map(|n| (200, format!("/item/{n}")))
+            .collect::<Vec<_>>()
+    };
+    // Many at once on a cold pool: each may make a connection, every one is answered.
+    assert_eq!(get_at_once(&wire, server.port, 8), expected(8));
+    let made = server.connections();
+    assert!((1..=8).contains(&made), "{made} connections");
+    // Then one connection is kept and shared, at once and one after another.
+    assert_eq!(get_at_once(&wire, server.port, 16), expected(16));
+    for _ in 0..3 {
+        assert_eq!(get_at_once(&wire, server.port, 1), expected(1));
+    }
+    assert_eq!(server.connections(), made);
+}

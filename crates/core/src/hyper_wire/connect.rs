@@ -13,7 +13,7 @@ use http::uri::Scheme;
 use http::Uri;
 use hyper::rt::{Read, ReadBufCursor, Write};
 use hyper_util::client::legacy::connect::proxy::Tunnel;
-use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
+use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::proxy::matcher::{Intercept, Matcher};
 use hyper_util::rt::TokioIo;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -304,14 +304,15 @@ impl Conn {
     }
 }
 
-impl Connection for Conn {
-    fn connected(&self) -> Connected {
-        let connected = Connected::new().proxy(self.forward);
-        if self.h2 {
-            connected.negotiated_h2()
-        } else {
-            connected
-        }
+impl Conn {
+    /// Whether it goes to an http proxy that takes requests in absolute form.
+    pub(super) fn is_forward(&self) -> bool {
+        self.forward
+    }
+
+    /// Whether the server chose HTTP/2.
+    pub(super) fn is_h2(&self) -> bool {
+        self.h2
     }
 }
 

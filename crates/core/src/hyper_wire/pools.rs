@@ -6,14 +6,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use bytes::Bytes;
-use http_body_util::Full;
-use hyper_util::client::legacy::Client;
 use hyper_util::client::proxy::matcher::Matcher;
-use hyper_util::rt::{TokioExecutor, TokioTimer};
 
 use super::connect::Connector;
-use crate::connect_deadline::Bounded;
+use super::http_client::HttpClient;
 use crate::error::{Error, Result};
 use crate::proxy::{ProxySetting, Routes};
 use crate::runtime::{PerProcess, ThreadOwned};
@@ -41,22 +37,6 @@ impl std::fmt::Debug for PoolLease {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         // The routes' Debug shows no credentials (proxy.rs); the matcher's is not shown.
         f.debug_struct("PoolLease").field("key", &self.key).finish()
-    }
-}
-
-/// A pool of connections: hyper-util's client over our connector (connect.rs), each new
-/// connection bounded by its attempt (connect_deadline.rs), each reused HTTP/1 one checked
-/// before a request is written on it (`connect::Conn`).
-pub(super) struct HttpClient {
-    client: Client<Bounded<Connector>, Full<Bytes>>,
-}
-
-impl HttpClient {
-    pub(super) fn request(
-        &self,
-        request: http::Request<Full<Bytes>>,
-    ) -> hyper_util::client::legacy::ResponseFuture {
-        self.client.request(request)
     }
 }
 
@@ -205,16 +185,6 @@ fn build_client((verify, _, _): &PoolKey, routes: Option<Arc<Matcher>>) -> Resul
     // the call's own setting when it has one, so a derived client needs no pool of its own.
     let connector = Connector::new(tls, routes);
     let connector = tower_layer::Layer::layer(&crate::connect_deadline::Layer, connector);
-    // Redirects are followed by the client, hop by hop (client.rs): hyper-util follows none.
-    // A request the pool hands back unwritten (its connection closed first) goes out again on
-    // a new connection (`retry_canceled_requests`, on by default).
-    let client = Client::builder(TokioExecutor::new())
-        // RFC 9112 §5.2: a user agent unfolds an obs-folded header instead of failing.
-        .http1_allow_obsolete_multiline_headers_in_responses(true)
-        .pool_idle_timeout(Duration::from_secs(60))
-        .pool_timer(TokioTimer::new())
-        .timer(TokioTimer::new())
-        .retry_canceled_requests(true)
-        .build(connector);
-    Ok(Arc::new(HttpClient { client }))
+    // Redirects are followed by the client, hop by hop (client.rs).
+    Ok(Arc::new(HttpClient::new(connector)))
 }
