@@ -111,7 +111,8 @@ struct H1 {
 /// A connection the pool holds while no request uses it.
 struct Idle {
     conn: H1,
-    since: Instant,
+    /// When it stops being reused (compared, not subtracted: a busy async pool holds many).
+    until: Instant,
 }
 
 struct Shared {
@@ -210,7 +211,7 @@ impl HttpClient {
                     continue;
                 }
                 let entry = idle.remove(at);
-                if now.duration_since(entry.since) < IDLE_TIMEOUT && entry.conn.sender.is_ready() {
+                if now < entry.until && entry.conn.sender.is_ready() {
                     return Some(Picked::H1(entry.conn));
                 }
             }
@@ -288,10 +289,11 @@ impl HttpClient {
     fn put(&self, conn: H1) {
         if let Ok(mut idle) = self.idle.lock() {
             let now = Instant::now();
-            idle.retain(|e| {
-                now.duration_since(e.since) < IDLE_TIMEOUT && !e.conn.sender.is_closed()
+            idle.retain(|e| now < e.until && !e.conn.sender.is_closed());
+            idle.push(Idle {
+                conn,
+                until: now + IDLE_TIMEOUT,
             });
-            idle.push(Idle { conn, since: now });
         }
     }
 }
