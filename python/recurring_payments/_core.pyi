@@ -159,13 +159,6 @@ class _ResourceCore:
         >>> client.get_creditors(reference="democreditor").data
         {'reference': 'democreditor', 'name': 'Demo Creditor SAS'}
         """
-    def _relation(self, name: str) -> Any:
-        """A relation read as an attribute (`_ResourceBase.__getattr__`, `mandate.creditor`). A
-        response's link of `href` and `templated` alone, read for the first time, is made here
-        with no Python frame: the frame of `__getattr__` and its lookups were ~5,000 of a warm
-        follow's instructions. Everything else (an item's `Mapping` document, an array, an
-        embedded resource, a built link map, a name Python must report) goes to
-        `_relation_slow`, which caches what it finds in `_attributes` too."""
     @property
     def url(self) -> str | None:
         """The absolute ``self`` href (also from an array of one ``self`` link), or ``None``.

@@ -182,20 +182,20 @@ class _ResourceBase(_core._ResourceCore, Mapping[str, Any], Generic[L]):
             )
         return embedded
 
-    # A relation read as an attribute (`mandate.creditor`; only relations reach here: methods
-    # and properties are found first). The native slot makes a response's plain link with no
-    # Python frame and hands everything else to `_relation_slow`.
+    # A relation read as an attribute (`mandate.creditor`): the native base's `__getattribute__`
+    # finds methods, properties and other attributes first, then makes a response's plain link
+    # with no Python frame and hands everything else to `_relation_slow`. Declared for the type
+    # checkers only: a `__getattr__` in the class would make CPython raise an AttributeError
+    # before each relation read.
     if TYPE_CHECKING:
 
         def __getattr__(self, name: str) -> Any: ...
 
-    else:
-        __getattr__ = _core._ResourceCore._relation
-
     def _relation_slow(self, name: str) -> Any:
         """``self.<name>`` as the relation it stands for, kept in ``_attributes`` (an array
-        is a new list on each read). LinkNotFoundError, with a did-you-mean, when none or
-        ambiguous."""
+        is a new list on each read), once ``_attributes`` has no such name: the native caller
+        looked, or could not read the name (a lone surrogate), which no relation has.
+        LinkNotFoundError, with a did-you-mean, when none or ambiguous."""
         if name.startswith("_"):
             raise AttributeError(name)
         attributes = self._attributes
@@ -203,10 +203,6 @@ class _ResourceBase(_core._ResourceCore, Mapping[str, Any], Generic[L]):
             if not _is_tracked(self):  # an embedded item about to keep objects (`_items`)
                 _track(self)
             attributes = self._attributes = {}
-        else:
-            found = attributes.get(name)
-            if found is not None:
-                return found
         # One index of links and embedded rels: `ns#get-foo` among the links and `ns#get_foo`
         # embedded make `get_foo` ambiguous too. A rel in both is the link.
         doc = self._doc

@@ -9,6 +9,7 @@ mod construct;
 mod convert;
 mod document;
 mod errors;
+mod generic_getattr;
 mod link;
 mod observed;
 mod provider;

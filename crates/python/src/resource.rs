@@ -8,9 +8,12 @@
 //! The document is a `Document` (a response's body, read through its index) or, for an empty
 //! body or a resource made from a mapping, any Python mapping, read through its methods.
 
+use std::cell::Cell;
+
 use crate::client::NativeClient;
 use crate::construct::tp_new_of;
 use crate::document::{Document, SelfLink};
+use crate::generic_getattr::generic_getattr;
 use crate::link::LinkCore;
 use crate::rels::RelCache;
 use crate::untracked::{track, untrack};
@@ -243,76 +246,39 @@ impl ResourceCore {
         Ok(url)
     }
 
-    /// A relation read as an attribute (`_ResourceBase.__getattr__`, `mandate.creditor`). A
-    /// response's link of `href` and `templated` alone, read for the first time, is made here
-    /// with no Python frame: the frame of `__getattr__` and its lookups were ~5,000 of a warm
-    /// follow's instructions. Everything else (an item's `Mapping` document, an array, an
-    /// embedded resource, a built link map, a name Python must report) goes to
-    /// `_relation_slow`, which caches what it finds in `_attributes` too.
-    fn _relation<'py>(
+    /// `resource.<name>`: first what `object.__getattribute__` finds (data descriptors, a
+    /// subclass's instance `__dict__`, class attributes, methods, properties, a property
+    /// raising `AttributeError` counting as nothing), looked up without making an
+    /// `AttributeError` when there is nothing (CPython 3.11 formats its message, ~1,900
+    /// instructions), then the relation of that name. What a `__getattr__` did, which CPython
+    /// calls only after that error. Python subclasses inherit this slot as long as none of
+    /// them defines `__getattr__` or `__getattribute__`.
+    fn __getattribute__<'py>(
         slf: &Bound<'py, Self>,
         name: &Bound<'py, PyString>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let py = slf.py();
-        let slow = || slf.call_method1(intern!(py, "_relation_slow"), (name,));
-        let Ok(text) = name.to_str() else {
-            return slow();
-        };
-        if text.starts_with('_') {
-            // Private names are never relations: `hasattr(res, "_x")` is simply False.
-            return Err(PyAttributeError::new_err(name.clone().unbind()));
+        if let Some(found) = generic_getattr(slf.as_any(), name)? {
+            return Ok(found);
         }
-        let (doc, session, inherited, attributes, mapped) = {
-            let me = slf.borrow();
-            let bound = |member: &Option<Py<PyAny>>| member.as_ref().map(|m| m.bind(py).clone());
-            (
-                me.document(py),
-                bound(&me.session),
-                bound(&me.inherited),
-                bound(&me.attributes),
-                me.links.is_some(),
-            )
-        };
-        if let Some(attributes) = &attributes {
-            if let Some(found) = attributes.cast::<PyDict>()?.get_item(name)? {
-                return Ok(found);
+        relation(slf, name).inspect_err(|error| {
+            if error.is_instance_of::<PyAttributeError>(slf.py()) {
+                let raised = (name.clone().unbind(), error.clone_ref(slf.py()));
+                RELATION_ERROR.set(Some(raised));
             }
+        })
+    }
+
+    /// What pyo3's slot calls after `__getattribute__` raised an `AttributeError` (which it
+    /// drops), as CPython calls `__getattr__`: only a missing relation comes here, and its
+    /// error is raised as `__getattribute__` left it.
+    fn __getattr__<'py>(
+        slf: &Bound<'py, Self>,
+        name: &Bound<'py, PyString>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        match RELATION_ERROR.take() {
+            Some((raised_for, error)) if raised_for.bind(slf.py()).is(name) => Err(error),
+            _ => relation(slf, name),
         }
-        let (Ok(doc), Some(session), Some(inherited), false) =
-            (doc.cast::<Document>(), session, inherited, mapped)
-        else {
-            return slow();
-        };
-        let rels = session.getattr(intern!(py, "rels"))?;
-        let Ok(rels) = rels.cast::<RelCache>() else {
-            return slow();
-        };
-        let (rel, is_link, href, templated) =
-            rels.get()
-                .attribute(py, doc.get(), inherited.extract()?, text)?;
-        let (true, Some(href)) = (is_link, href) else {
-            return slow();
-        };
-        let link_type = slf.get_type().getattr(intern!(py, "_link_type"))?;
-        let link = LinkCore::_plain(
-            link_type.cast::<PyType>()?,
-            session.unbind(),
-            PyString::new(py, &rel).into_any().unbind(),
-            PyString::new(py, &href).into_any().unbind(),
-            templated,
-        )?;
-        // An item of a page is untracked until it keeps an object (`resource_items`).
-        track(slf.as_any());
-        let attributes = match attributes {
-            Some(attributes) => attributes.cast_into::<PyDict>()?,
-            None => {
-                let made = PyDict::new(py);
-                slf.borrow_mut().attributes = Some(made.clone().into_any().unbind());
-                made
-            }
-        };
-        attributes.set_item(name, &link)?;
-        Ok(link)
     }
 
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
@@ -345,6 +311,85 @@ impl ResourceCore {
         self.attributes = None;
         self.url = None;
     }
+}
+
+thread_local! {
+    /// The `AttributeError` (`LinkNotFoundError`) of the relation `__getattribute__` just looked
+    /// for, and the name it was for, kept for `__getattr__` to raise: pyo3's slot calls that
+    /// with the same name right after, no Python code running between.
+    static RELATION_ERROR: Cell<Option<(Py<PyString>, PyErr)>> = const { Cell::new(None) };
+}
+
+/// A relation read as an attribute (`mandate.creditor`), once the normal lookup found nothing
+/// (`__getattribute__`). A response's link of `href` and `templated` alone, read for the first
+/// time, is made here with no Python frame: a Python `__getattr__` and its lookups were ~5,000
+/// of a warm follow's instructions. Everything else (an item's `Mapping` document, an array,
+/// an embedded resource, a built link map, a name Python must report) goes to
+/// `_relation_slow`, once `_attributes` has no such name.
+fn relation<'py>(
+    slf: &Bound<'py, ResourceCore>,
+    name: &Bound<'py, PyString>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = slf.py();
+    let slow = || slf.call_method1(intern!(py, "_relation_slow"), (name,));
+    let Ok(text) = name.to_str() else {
+        return slow();
+    };
+    if text.starts_with('_') {
+        // Private names are never relations: `hasattr(res, "_x")` is simply False.
+        return Err(PyAttributeError::new_err(name.clone().unbind()));
+    }
+    let (doc, session, inherited, attributes, mapped) = {
+        let me = slf.borrow();
+        let bound = |member: &Option<Py<PyAny>>| member.as_ref().map(|m| m.bind(py).clone());
+        (
+            me.document(py),
+            bound(&me.session),
+            bound(&me.inherited),
+            bound(&me.attributes),
+            me.links.is_some(),
+        )
+    };
+    if let Some(attributes) = &attributes {
+        if let Some(found) = attributes.cast::<PyDict>()?.get_item(name)? {
+            return Ok(found);
+        }
+    }
+    let (Ok(doc), Some(session), Some(inherited), false) =
+        (doc.cast::<Document>(), session, inherited, mapped)
+    else {
+        return slow();
+    };
+    let rels = session.getattr(intern!(py, "rels"))?;
+    let Ok(rels) = rels.cast::<RelCache>() else {
+        return slow();
+    };
+    let (rel, is_link, href, templated) =
+        rels.get()
+            .attribute(py, doc.get(), inherited.extract()?, text)?;
+    let (true, Some(href)) = (is_link, href) else {
+        return slow();
+    };
+    let link_type = slf.get_type().getattr(intern!(py, "_link_type"))?;
+    let link = LinkCore::_plain(
+        link_type.cast::<PyType>()?,
+        session.unbind(),
+        PyString::new(py, &rel).into_any().unbind(),
+        PyString::new(py, &href).into_any().unbind(),
+        templated,
+    )?;
+    // An item of a page is untracked until it keeps an object (`resource_items`).
+    track(slf.as_any());
+    let attributes = match attributes {
+        Some(attributes) => attributes.cast_into::<PyDict>()?,
+        None => {
+            let made = PyDict::new(py);
+            slf.borrow_mut().attributes = Some(made.clone().into_any().unbind());
+            made
+        }
+    };
+    attributes.set_item(name, &link)?;
+    Ok(link)
 }
 
 /// The state's names, in document order.
