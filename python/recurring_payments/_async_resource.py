@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 async def _send(
     session: Session,
     method: str,
-    href: str,
+    href: str | _LinkBase,
     variables: Mapping[str, Any] | None = None,
     body: Any = None,
     templated: bool | None = None,
@@ -81,7 +81,7 @@ class AsyncLink(_LinkBase):
             raise self._positional_error(f"{self._call_name()}.get")
         self._warn_if_deprecated()
         session = self._session
-        return await _send(session, "GET", self.href, variables, None, self.templated, self.rel)
+        return await _send(session, "GET", self, variables, None, self.templated, self.rel)
 
     async def post(self, body: Any = None, /, **variables: Any) -> AsyncResource:
         """POST ``body`` as JSON to this link (never retried; see the guide "Errors and recovery").
@@ -92,7 +92,7 @@ class AsyncLink(_LinkBase):
         """
         self._warn_if_deprecated()
         session = self._session
-        return await _send(session, "POST", self.href, variables, body, self.templated, self.rel)
+        return await _send(session, "POST", self, variables, body, self.templated, self.rel)
 
     async def patch(
         self, body: Any, /, *, if_match: str | None = None, **variables: Any
@@ -104,8 +104,8 @@ class AsyncLink(_LinkBase):
         True
         """
         self._warn_if_deprecated()
-        session, href, rel = self._session, self.href, self.rel
-        return await _send(session, "PATCH", href, variables, body, self.templated, rel, if_match)
+        session, rel = self._session, self.rel
+        return await _send(session, "PATCH", self, variables, body, self.templated, rel, if_match)
 
 
 class AsyncResource(_ResourceBase[AsyncLink]):

@@ -72,7 +72,6 @@ class _LinkCore:
     """A link's fields, under the names `_LinkBase` had as slots."""
 
     _session: Any
-    _variables: list[str] | None
     rel: str
     href: str
     templated: bool
@@ -86,6 +85,9 @@ class _LinkCore:
     @classmethod
     def _plain(cls, session: Any, rel: str, href: str, templated: bool) -> Self:
         """A link of `cls` with `href` and `templated` alone (what `_LinkBase._plain` makes)."""
+    def _declared(self) -> list[str]:
+        """The names of the template's variables, in order (none for a plain link), read from
+        the template kept with the link; `TemplateError` if it is malformed."""
     def _call(self, *positional: Any, **variables: Any) -> Any:
         """GET this link; same as :meth:`get`. Template variables are keyword arguments.
 
@@ -276,12 +278,13 @@ class CallOptions:
 
 # One request as it crosses into the core, built once per call: (method, href, variables, body,
 # templated, name, if_match, headers, options). ``href`` is a URL, or a template when
-# ``templated`` says so (or, when it is None, when it holds a ``{``); ``name`` is what messages
+# ``templated`` says so (or, when it is None, when it holds a ``{``), or a link, whose template
+# is parsed once and kept with it; ``name`` is what messages
 # call the target; ``headers`` are this call's extra headers for the API's origin (token
 # endpoint included: the trace context); ``options`` are a derived client's settings.
 _Call = tuple[
     str,
-    str,
+    str | _LinkCore,
     Mapping[str, Any] | None,
     Any,
     bool | None,

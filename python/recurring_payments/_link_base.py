@@ -92,7 +92,6 @@ class _LinkBase(_core._LinkCore):
                 value = data.get(field)
                 if isinstance(value, str):
                     setattr(self, field, value)
-        self._variables: list[str] | None = None
 
     @property
     def variables(self) -> list[str]:
@@ -101,13 +100,7 @@ class _LinkBase(_core._LinkCore):
         >>> client.get_creditors.variables, client.create_orders.variables
         (['reference'], [])
         """
-        return list(self._declared())
-
-    def _declared(self) -> list[str]:
-        # Parsed once per link (the core checks each call's variables when it expands them).
-        if self._variables is None:
-            self._variables = _core.template_variables(self.href) if self.templated else []
-        return self._variables
+        return self._declared()
 
     def expand(self, **variables: Any) -> str:
         """The absolute URL of this link with ``variables`` filled in (RFC 6570).

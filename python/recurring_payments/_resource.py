@@ -26,7 +26,7 @@ _START = object()
 def _send(
     session: Session,
     method: str,
-    href: str,
+    href: str | _LinkBase,
     variables: Mapping[str, Any] | None = None,
     body: Any = None,
     templated: bool | None = None,
@@ -34,7 +34,8 @@ def _send(
     if_match: str | None = None,
     call: Recorder | object | None = _START,
 ) -> Resource:
-    """One request, in one call into the core (which checks, expands and resolves ``href``):
+    """One request, in one call into the core (which checks, expands and resolves ``href``; a
+    link's template is parsed once and kept with it):
     one request value (`_core._Call`, built by ``Session.request`` for both faces) with this
     session's options (``with_options``).
     Under gevent/eventlet the wait runs on the hub's thread pool
@@ -111,9 +112,7 @@ class Link(_LinkBase):
         if self.deprecation is not None:
             self._warn_if_deprecated()
         session = self._session
-        return _send(
-            session, "GET", self.href, variables, None, self.templated, self.rel, None, call
-        )
+        return _send(session, "GET", self, variables, None, self.templated, self.rel, None, call)
 
     def get(self, *positional: Never, **variables: Any) -> Resource:
         """GET this link and return the resource.
@@ -125,7 +124,7 @@ class Link(_LinkBase):
             raise self._positional_error(f"{self._call_name()}.get")
         if self.deprecation is not None:
             self._warn_if_deprecated()
-        return _send(self._session, "GET", self.href, variables, None, self.templated, self.rel)
+        return _send(self._session, "GET", self, variables, None, self.templated, self.rel)
 
     def post(self, body: Any = None, /, **variables: Any) -> Resource:
         """POST ``body`` as JSON to this link (never retried; see the guide "Errors and recovery").
@@ -135,7 +134,7 @@ class Link(_LinkBase):
         (201, True)
         """
         self._warn_if_deprecated()
-        return _send(self._session, "POST", self.href, variables, body, self.templated, self.rel)
+        return _send(self._session, "POST", self, variables, body, self.templated, self.rel)
 
     def patch(self, body: Any, /, *, if_match: str | None = None, **variables: Any) -> Resource:
         """PATCH this link with a JSON merge patch (RFC 7396). ``if_match`` (typically
@@ -148,9 +147,7 @@ class Link(_LinkBase):
         """
         self._warn_if_deprecated()
         session = self._session
-        return _send(
-            session, "PATCH", self.href, variables, body, self.templated, self.rel, if_match
-        )
+        return _send(session, "PATCH", self, variables, body, self.templated, self.rel, if_match)
 
 
 class Resource(_ResourceBase[Link]):

@@ -161,7 +161,7 @@ class Session:
     def request(
         self,
         method: str,
-        href: str,
+        href: str | _core._LinkCore,
         variables: Mapping[str, Any] | None,
         body: Any,
         templated: bool | None,

@@ -117,18 +117,48 @@ async def test_a_malformed_async_template_fails_on_every_call(
 def test_a_link_given_another_href_is_called_at_it(orders: FakeServer, client: rp.Client) -> None:
     link = client.root().links["cancel-order"]
     assert link(id="a")["path"] == "/orders/a/cancel"
+    assert link.variables == ["id"]
     link.href = link.href.replace("/orders/{id}/cancel", "/creditors/{ref}/orders{?page}")
+    assert link.variables == ["ref", "page"]
     assert link(ref="r", page=2)["path"] == "/creditors/r/orders?page=2"
     with pytest.raises(TypeError, match="unexpected variable"):
         link(id="a")
     link.href = link.href.replace("/creditors/{ref}/orders{?page}", "/orders/{id")
     with pytest.raises(rp.TemplateError, match="unclosed '\\{'"):
         link(id="a")
+    with pytest.raises(rp.TemplateError, match="unclosed '\\{'"):
+        link.variables
     link.href = link.href.replace("/orders/{id", "/creditors/x/orders")
     link.templated = False
+    assert link.variables == []
     assert link()["path"] == "/creditors/x/orders"
     with pytest.raises(TypeError, match="not a template"):
         link(id="a")
+
+
+@pytest.mark.asyncio
+async def test_an_async_link_given_another_href_is_called_at_it(
+    orders: FakeServer, aclient: rp.AsyncClient
+) -> None:
+    link = (await aclient.root()).links["cancel-order"]
+    assert (await link(id="a"))["path"] == "/orders/a/cancel"
+    assert link.variables == ["id"]
+    link.href = link.href.replace("/orders/{id}/cancel", "/creditors/{ref}/orders{?page}")
+    assert link.variables == ["ref", "page"]
+    assert (await link.get(ref="r", page=2))["path"] == "/creditors/r/orders?page=2"
+    with pytest.raises(TypeError, match="unexpected variable"):
+        await link(id="a")
+    link.href = link.href.replace("/creditors/{ref}/orders{?page}", "/orders/{id")
+    with pytest.raises(rp.TemplateError, match="unclosed '\\{'"):
+        await link(id="a")
+    with pytest.raises(rp.TemplateError, match="unclosed '\\{'"):
+        link.variables
+    link.href = link.href.replace("/orders/{id", "/creditors/x/orders")
+    link.templated = False
+    assert link.variables == []
+    assert (await link())["path"] == "/creditors/x/orders"
+    with pytest.raises(TypeError, match="not a template"):
+        await link(id="a")
 
 
 def test_a_copied_link_expands_its_own_values(orders: FakeServer, client: rp.Client) -> None:

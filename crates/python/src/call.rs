@@ -18,7 +18,8 @@ use crate::errors::Fallible;
 /// A request as one tuple (the cheapest value to build per call, and read here by position):
 /// `(method, href, variables, body, templated, name, if_match, headers, options)`.
 /// - `href`: a URL, or a template when `templated` says so (or, when it is `None`, when it
-///   holds a `{`), expanded with `variables` (a mapping or `None`);
+///   holds a `{`), expanded with `variables` (a mapping or `None`); or a link (`_LinkCore`),
+///   its href as the link keeps it parsed;
 /// - `body`: the JSON body or `None`; `if_match`: `If-Match` or `None`;
 /// - `name`: what messages call the target (a link's relation) or `None`;
 /// - `headers`: this call's extra headers for the API's origin, token endpoint included (the
@@ -43,14 +44,7 @@ pub(crate) enum Href {
     Text(String),
     Parsed(Arc<Template>),
 }
-
-impl<'a, 'py> FromPyObject<'a, 'py> for Href {
-    type Error = PyErr;
-
-    fn extract(href: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        Ok(Href::Text(href.extract()?))
-    }
-}
+// Read from Python by link.rs (`impl FromPyObject for Href`): text, or a link.
 
 impl<'py> Call<'py> {
     /// A GET of a link (`Link.__call__`): no body, `If-Match` or extra headers.

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use crate::call::{Call, CallOptions, Href};
 use crate::client::NativeClient;
 use crate::construct::new_of_type;
+use crate::errors::Fallible;
 
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -25,9 +26,6 @@ use rp_core::template::Template;
 pub struct LinkCore {
     #[pyo3(get, set, name = "_session")]
     session: Option<Py<PyAny>>,
-    /// The template's variable names, parsed on first use.
-    #[pyo3(get, set, name = "_variables")]
-    variables: Option<Py<PyAny>>,
     /// The full relation.
     ///
     /// >>> client.get_creditors.rel
@@ -106,7 +104,6 @@ impl LinkCore {
     fn new(_args: &Bound<'_, PyAny>, _kwargs: Option<&Bound<'_, PyAny>>) -> Self {
         LinkCore {
             session: None,
-            variables: None,
             rel: None,
             href: None,
             templated: false,
@@ -170,6 +167,21 @@ impl LinkCore {
         self.template = None;
     }
 
+    /// The names of the template's variables, in order (none for a plain link), read from
+    /// the template kept with the link; `TemplateError` if it is malformed.
+    fn _declared(slf: &Bound<'_, Self>) -> Fallible<Vec<String>> {
+        let templated = slf.borrow().templated;
+        Ok(match Self::call_href(slf)? {
+            Href::Parsed(template) => {
+                let parsed = template.parsed();
+                parsed.check()?;
+                parsed.variables().into_iter().map(str::to_owned).collect()
+            }
+            Href::Text(text) if templated => rp_core::template::variables(&text)?,
+            Href::Text(_) => Vec::new(),
+        })
+    }
+
     /// GET this link; same as :meth:`get`. Template variables are keyword arguments.
     ///
     /// >>> client.get_creditors(reference="democreditor").status
@@ -195,13 +207,9 @@ impl LinkCore {
         }
         let fields = {
             let me = slf.borrow();
-            match (&me.deprecation, &me.session, &me.href, &me.rel) {
-                (None, Some(session), Some(href), Some(rel)) => Some((
+            match (&me.deprecation, &me.session, &me.rel) {
+                (None, Some(session), Some(rel)) if me.href.is_some() => Some((
                     session.bind(py).clone(),
-                    match &me.template {
-                        Some(template) => Ok(Href::Parsed(template.clone())),
-                        None => href.bind(py).extract::<String>().map(Href::Text),
-                    },
                     rel.bind(py).extract::<String>(),
                     me.templated,
                 )),
@@ -217,7 +225,7 @@ impl LinkCore {
             let variables = variables.unwrap_or_else(|| PyDict::new(py));
             slf.call_method1(intern!(py, "_get"), (variables, recorder))
         };
-        let Some((session, Ok(href), Ok(rel), templated)) = fields else {
+        let Some((session, Ok(rel), templated)) = fields else {
             return slow(variables);
         };
         let native = session.getattr(intern!(py, "native"))?;
@@ -241,9 +249,8 @@ impl LinkCore {
             true => None,
             false => Some(options.cast_into::<CallOptions>()?),
         };
-        let href = match href {
-            Href::Text(text) if templated => cache_template(slf, text),
-            href => href,
+        let Ok(href) = Self::call_href(slf) else {
+            return slow(variables); // an href that is not text: its error, from Python
         };
         let variables = variables.map(Bound::into_any);
         let call = Call::get(py, href, variables, templated, rel, options)?;
@@ -255,7 +262,6 @@ impl LinkCore {
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
         for member in [
             &self.session,
-            &self.variables,
             &self.rel,
             &self.href,
             &self.title,
@@ -272,7 +278,6 @@ impl LinkCore {
 
     fn __clear__(&mut self) {
         self.session = None;
-        self.variables = None;
         self.rel = None;
         self.href = None;
         self.title = None;
@@ -284,19 +289,52 @@ impl LinkCore {
     }
 }
 
-/// `text`, a templated link's href, parsed and kept with the link for its next calls. A
-/// template that does not parse is not kept: the request reports it where it always has (after
-/// the variables are converted), on every call.
-fn cache_template(link: &Bound<'_, LinkCore>, text: String) -> Href {
-    match Template::new(text.clone()) {
-        Ok(template) => {
-            let template = Arc::new(template);
-            if let Ok(mut fields) = link.try_borrow_mut() {
-                fields.template = Some(template.clone());
-            }
-            Href::Parsed(template)
+impl<'a, 'py> FromPyObject<'a, 'py> for Href {
+    type Error = PyErr;
+
+    /// A call's href (`Call`): text, or a link (`_LinkCore`), whose template is parsed once
+    /// and kept with it.
+    fn extract(href: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        match href.cast::<LinkCore>() {
+            Ok(link) => LinkCore::call_href(&link),
+            Err(_) => Ok(Href::Text(href.extract()?)),
         }
-        Err(_) => Href::Text(text),
+    }
+}
+
+impl LinkCore {
+    /// What a call of this link sends to: its template as parsed on the first call that
+    /// parsed it and kept with the link, or its href as text. A template that does not parse
+    /// is not kept: the request reports it where it always has (after the variables are
+    /// converted), on every call.
+    pub(crate) fn call_href(link: &Bound<'_, LinkCore>) -> PyResult<Href> {
+        let (text, templated) = {
+            let me = link.borrow();
+            if let Some(template) = &me.template {
+                return Ok(Href::Parsed(template.clone()));
+            }
+            let text = match &me.href {
+                Some(href) => href.bind(link.py()).extract::<String>(),
+                // Unset: the property says why.
+                None => link
+                    .getattr(intern!(link.py(), "href"))?
+                    .extract::<String>(),
+            };
+            (text?, me.templated)
+        };
+        if !templated {
+            return Ok(Href::Text(text));
+        }
+        Ok(match Template::new(text.clone()) {
+            Ok(template) => {
+                let template = Arc::new(template);
+                if let Ok(mut fields) = link.try_borrow_mut() {
+                    fields.template = Some(template.clone());
+                }
+                Href::Parsed(template)
+            }
+            Err(_) => Href::Text(text),
+        })
     }
 }
 
