@@ -127,7 +127,7 @@ def test_a_link_given_another_href_is_called_at_it(orders: FakeServer, client: r
     with pytest.raises(rp.TemplateError, match="unclosed '\\{'"):
         link(id="a")
     with pytest.raises(rp.TemplateError, match="unclosed '\\{'"):
-        link.variables
+        _ = link.variables
     link.href = link.href.replace("/orders/{id", "/creditors/x/orders")
     link.templated = False
     assert link.variables == []
@@ -152,7 +152,7 @@ async def test_an_async_link_given_another_href_is_called_at_it(
     with pytest.raises(rp.TemplateError, match="unclosed '\\{'"):
         await link(id="a")
     with pytest.raises(rp.TemplateError, match="unclosed '\\{'"):
-        link.variables
+        _ = link.variables
     link.href = link.href.replace("/orders/{id", "/creditors/x/orders")
     link.templated = False
     assert link.variables == []
