@@ -190,6 +190,11 @@ impl HttpClient {
             // again on another; on a new one, that is the failure.
             match failed.take_message() {
                 Some(back) if reused => {
+                    if taken.is_none() {
+                        // An HTTP/2 connection that refused it (going away) is not offered
+                        // again, so each turn of this loop leaves one connection fewer.
+                        self.forget_shared(&origin);
+                    }
                     request = back;
                     *request.uri_mut() = uri.clone();
                 }
@@ -223,6 +228,12 @@ impl HttpClient {
             .sender
             .is_ready()
             .then(|| Picked::H2(found.sender.clone()))
+    }
+
+    fn forget_shared(&self, origin: &Origin) {
+        if let Ok(mut shared) = self.h2.lock() {
+            shared.retain(|s| !s.origin.is(origin));
+        }
     }
 
     /// A new connection to `origin`, its task spawned on the runtime polling this.
@@ -271,10 +282,13 @@ impl HttpClient {
             }
         });
         if let Err(e) = sender.ready().await {
-            return Err(SendError::Send(match failed.await {
-                Ok(cause) if e.is_closed() => cause,
-                _ => e,
-            }));
+            // Closed: the task has ended, and sent its error if it had one.
+            let cause = if e.is_closed() {
+                failed.await.unwrap_or(e)
+            } else {
+                e
+            };
+            return Err(SendError::Send(cause));
         }
         Ok(Picked::H1(H1 {
             host: origin.host(),
