@@ -11,14 +11,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use http::header::{HeaderMap, HeaderValue};
-use http::Method;
-
-use rp_core::hyper_wire::{HyperWire, WireSettings};
+use rp_core::hyper_wire::HyperWire;
 use rp_core::proxy::ProxySetting;
-use rp_core::runtime::block_on_here;
 use rp_core::tls::Verify;
-use rp_core::wire::{Driver, Limits, Outgoing, Response, Wire, WireError};
+use rp_core::wire::{Response, WireError};
+
+mod common;
 
 /// A keep-alive HTTP/1.1 server, a thread per connection. `/big` answers 100 bytes and keeps
 /// the connection; `/close` answers and closes it; any other path is answered with itself.
@@ -114,29 +112,11 @@ fn serve(mut socket: TcpStream, number: usize, seen: &Mutex<Vec<(usize, String)>
 }
 
 fn wire(max_response_size: usize) -> HyperWire {
-    HyperWire::new(WireSettings {
-        verify: Verify::Off,
-        connect_timeout: Duration::from_secs(5),
-        proxy: ProxySetting::Off,
-        user_agent: HeaderValue::from_static("rp-wire-pool-tests"),
-        max_response_size,
-        request_id_headers: Arc::new([]),
-    })
-    .unwrap()
+    common::wire(Verify::Off, ProxySetting::Off, max_response_size)
 }
 
 fn get(wire: &HyperWire, port: u16, path: &str) -> Result<Response, WireError> {
-    let request = Outgoing {
-        method: Method::GET,
-        url: url::Url::parse(&format!("http://127.0.0.1:{port}{path}")).unwrap(),
-        headers: HeaderMap::new(),
-        body: None,
-    };
-    let limits = Limits {
-        timeout: Duration::from_secs(5),
-        connect_timeout: Duration::from_secs(5),
-    };
-    block_on_here(wire.exchange(&request, Driver::ThisThread, limits)).unwrap()
+    common::get(wire, &format!("http://127.0.0.1:{port}{path}"))
 }
 
 fn body(response: Result<Response, WireError>) -> String {

@@ -9,19 +9,19 @@ use std::sync::mpsc;
 use std::sync::Arc;
 use std::time::Duration;
 
-use http::header::{HeaderMap, HeaderValue};
-use http::Method;
 use rcgen::{BasicConstraints, CertificateParams, IsCa, Issuer, KeyPair};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_rustls::rustls::pki_types::{PrivateKeyDer, PrivatePkcs8KeyDer};
 use tokio_rustls::rustls::{self, ServerConfig};
 use tokio_rustls::TlsAcceptor;
 
-use rp_core::hyper_wire::{HyperWire, WireSettings};
+use rp_core::hyper_wire::HyperWire;
 use rp_core::proxy::ProxySetting;
 use rp_core::runtime::block_on_here;
 use rp_core::tls::Verify;
-use rp_core::wire::{Driver, Limits, Outgoing, Response, Wire, WireError};
+
+mod common;
+use common::{exchange_get, get};
 
 /// A CA in a PEM file (removed on drop) and an acceptor for 127.0.0.1 offering `alpn`.
 struct Tls {
@@ -105,29 +105,7 @@ fn serve_once(acceptor: TlsAcceptor, answer: &'static [u8]) -> (u16, mpsc::Recei
 }
 
 fn wire(verify: Verify, proxy: ProxySetting) -> HyperWire {
-    HyperWire::new(WireSettings {
-        verify,
-        connect_timeout: Duration::from_secs(5),
-        proxy,
-        user_agent: HeaderValue::from_static("rp-wire-tls-tests"),
-        max_response_size: 1 << 20,
-        request_id_headers: Arc::new([]),
-    })
-    .unwrap()
-}
-
-fn get(wire: &HyperWire, url: &str) -> Result<Response, WireError> {
-    let request = Outgoing {
-        method: Method::GET,
-        url: url::Url::parse(url).unwrap(),
-        headers: HeaderMap::new(),
-        body: None,
-    };
-    let limits = Limits {
-        timeout: Duration::from_secs(5),
-        connect_timeout: Duration::from_secs(5),
-    };
-    block_on_here(wire.exchange(&request, Driver::ThisThread, limits)).unwrap()
+    common::wire(verify, proxy, 1 << 20)
 }
 
 #[test]
@@ -284,20 +262,8 @@ fn get_at_once(wire: &HyperWire, port: u16, count: usize) -> Vec<(u16, String)> 
         for n in 0..count {
             let wire = wire.clone();
             all.spawn(async move {
-                let request = Outgoing {
-                    method: Method::GET,
-                    url: url::Url::parse(&format!("https://127.0.0.1:{port}/item/{n}")).unwrap(),
-                    headers: HeaderMap::new(),
-                    body: None,
-                };
-                let limits = Limits {
-                    timeout: Duration::from_secs(5),
-                    connect_timeout: Duration::from_secs(5),
-                };
-                let response = wire
-                    .exchange(&request, Driver::ThisThread, limits)
-                    .await
-                    .unwrap();
+                let url = format!("https://127.0.0.1:{port}/item/{n}");
+                let response = exchange_get(&wire, &url).await.unwrap();
                 (n, response)
             });
         }
