@@ -139,6 +139,13 @@ impl<'t> Parsed<'t> {
         std_expand(self.template, &HashMap::new()).map(drop)
     }
 
+    /// Its variable names, once the template passed [`Parsed::check`] (what [`variables`]
+    /// gives for its text).
+    pub fn checked_variables(&self) -> Result<Vec<String>> {
+        self.check()?;
+        Ok(self.variables().into_iter().map(str::to_owned).collect())
+    }
+
     /// Expand with `variables`; a variable that is absent is undefined (RFC 6570 §2.3).
     ///
     /// A value never changes the structure of the path (docs/guarantees.md#template-values): a
@@ -727,9 +734,7 @@ fn encode_disallowed(expanded: String) -> String {
 /// Also checks the syntax of every expression, so a malformed template is reported even when
 /// no variable is given.
 pub fn variables(template: &str) -> Result<Vec<String>> {
-    let parsed = Parsed::new(template)?;
-    parsed.check()?;
-    Ok(parsed.variables().into_iter().map(str::to_owned).collect())
+    Parsed::new(template)?.checked_variables()
 }
 
 /// The operator and variables of one `{...}` expression (without braces); each name's range is

@@ -172,11 +172,7 @@ impl LinkCore {
     fn _declared(slf: &Bound<'_, Self>) -> Fallible<Vec<String>> {
         let templated = slf.borrow().templated;
         Ok(match Self::call_href(slf)? {
-            Href::Parsed(template) => {
-                let parsed = template.parsed();
-                parsed.check()?;
-                parsed.variables().into_iter().map(str::to_owned).collect()
-            }
+            Href::Parsed(template) => template.parsed().checked_variables()?,
             Href::Text(text) if templated => rp_core::template::variables(&text)?,
             Href::Text(_) => Vec::new(),
         })

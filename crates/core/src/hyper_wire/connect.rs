@@ -302,9 +302,7 @@ impl Conn {
             _ => Ok(()),
         }
     }
-}
 
-impl Conn {
     /// Whether it goes to an http proxy that takes requests in absolute form.
     pub(super) fn is_forward(&self) -> bool {
         self.forward

@@ -3,9 +3,9 @@
 //! HTTP/2 connection is shared. A request on a reused connection that hyper hands back
 //! unwritten (its connection closed first) goes out again on another one.
 //!
-//! hyper-util's pool did the same per request with a SipHash of the origin three times, a
-//! race between checkout and connect, and a `Host` header formatted anew: about 10k of the
-//! 90k instructions of a warm follow (BENCHMARKS.md, "Instructions per follow").
+//! Not hyper-util's client: per request, it hashes the origin with SipHash three times, races
+//! a checkout against a connect and formats a `Host` header anew, about 10k instructions of a
+//! warm follow (BENCHMARKS.md, "Instructions per follow").
 
 use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
