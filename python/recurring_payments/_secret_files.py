@@ -14,10 +14,11 @@ from typing import NoReturn
 from ._credentials import AdminCredentials, AppCredentials
 from .errors import ConfigurationError
 
-# A file read as empty is looked at again this often before it counts as empty: a writer that
-# truncates the file and then writes it leaves it empty for a moment.
-_EMPTY_RETRIES = 5
-_EMPTY_PAUSE = 0.01
+# A file read as empty is looked at again, every pause, until it has stayed empty this long: a
+# writer that truncates the file and then writes it leaves it empty for a moment, and a moment
+# can be long for a writer starved of CPU (or of the GIL, when it is a thread of this process).
+_EMPTY_FOR = 0.5
+_EMPTY_PAUSE = 0.005
 
 
 class SecretFileError(ConfigurationError):
@@ -31,11 +32,16 @@ def read_secret(variable: str, path: str) -> str:
     """The file's content less one trailing newline (``\\n`` or ``\\r\\n``); nothing else is
     stripped. A file that is missing, unreadable, not UTF-8 or empty is a ``ConfigurationError``
     naming ``variable`` and ``path``."""
-    for attempt in range(_EMPTY_RETRIES + 1):
+    deadline = None
+    while True:
         text, problem = _read(path)
         if problem is None:
             return text
-        if problem != "is empty" or attempt == _EMPTY_RETRIES:
+        if problem != "is empty":
+            break
+        now = time.monotonic()
+        deadline = deadline or now + _EMPTY_FOR
+        if now >= deadline:
             break
         time.sleep(_EMPTY_PAUSE)
     raise SecretFileError(f"{variable}: the file {path!r} {problem}")
