@@ -11,12 +11,16 @@ use rp_core::url as urls;
 use serde_json::{Map, Value as Json};
 
 /// Bytes as a response body, through `hal::parse` (the parser the Python bindings call): it
-/// never panics; a document it accepts that serde_json reads as an object has the same fields
+/// never panics; what its scanner accepts jiter accepts too, with the same index; a document it accepts that serde_json reads as an object has the same fields
 /// in the same order with the same values, the same links (href, templated, name) and the same
 /// embedded resources, recursively; an object serde_json reads is not refused as invalid JSON;
 /// and every relation is reachable by its full name and by the short name the index displays.
 #[allow(dead_code)] // each fuzz target uses one of the two entry points
 pub fn hal(data: &[u8]) {
+    // What the scanner reads, it reads as jiter does (hal::parse tries it first).
+    if let Err(difference) = hal::scanner_agrees(data) {
+        panic!("{difference}");
+    }
     let parsed = hal::parse(data.to_vec());
     let body = data.strip_prefix(b"\xef\xbb\xbf").unwrap_or(data);
     let original = match serde_json::from_slice::<Json>(body) {

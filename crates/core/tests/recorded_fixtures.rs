@@ -452,3 +452,18 @@ fn rel_index_from_the_rels_alone() {
         "https://api.slimpay.net/alps#get-mandates"
     );
 }
+
+#[test]
+fn the_scanner_reads_every_recorded_body_as_jiter_does() {
+    for file in [
+        "entry-point.json",
+        "order-created.json",
+        "token-response.json",
+    ] {
+        let (body, bytes) = recorded_body(file);
+        let compact = serde_json::to_vec(&body).unwrap();
+        for text in [bytes, compact] {
+            assert_eq!(hal::scanner_agrees(&text), Ok(true), "{file}");
+        }
+    }
+}

@@ -1,5 +1,6 @@
-//! The one pass over a response body: jiter validates the JSON and the HAL shape and records
-//! where each field of each object is, without building any value. Readers (the Python view,
+//! The one pass over a response body: the walk validates the JSON and the HAL shape and records
+//! where each field of each object is, without building any value. It reads the body with the
+//! scanner (`scan.rs`), or with jiter where the scanner leaves it. Readers (the Python view,
 //! `Document`'s accessors) decode a field only when it is asked for.
 
 use std::collections::HashMap;
@@ -7,11 +8,12 @@ use std::ops::Range;
 use std::sync::Arc;
 
 use bytes::Bytes;
-use jiter::{Jiter, Peek};
+use jiter::Peek;
 
 use super::limits::{skip, within_limit};
 use super::links::links;
-use super::walk::{first_name, next_name, Key, Refusal, Walk, EMBEDDED, LINKS};
+use super::scan::Scanner;
+use super::walk::{Cursor, JiterCursor, Key, Refusal, Walk, EMBEDDED, LINKS};
 use super::Document;
 use crate::error::{Error, Result};
 
@@ -20,6 +22,7 @@ pub(super) const SCANNED: usize = 16;
 
 /// Names in first-seen order, each once with its value (of its last occurrence, as in a Python
 /// dict); found by scanning (few) or by hash (many).
+#[derive(PartialEq)]
 pub(super) struct Names<V> {
     entries: Vec<(Key, V)>,
     /// The `mark`s of the names so far: a name whose bit is clear is new without a scan (the
@@ -30,6 +33,7 @@ pub(super) struct Names<V> {
 
 /// One of 64 bits for a name, from its length and first, middle and last bytes (a
 /// multiplicative hash of them): the few names of one object mostly get different bits.
+#[inline]
 fn mark(name: &[u8]) -> u64 {
     let n = name.len();
     let byte = |i: usize| u64::from(name.get(i).copied().unwrap_or(0));
@@ -123,12 +127,14 @@ impl<V> Names<V> {
 }
 
 /// The resources of one embedded relation: an object, or an array of them (kept as sent).
+#[derive(PartialEq)]
 pub(super) enum Children {
     One(Arc<Index>),
     Many(Vec<Arc<Index>>),
 }
 
 /// Where everything of one JSON object of the body is.
+#[derive(PartialEq)]
 pub(super) struct Index {
     pub(super) span: Range<usize>,
     /// Each field's name and where its value is.
@@ -151,47 +157,79 @@ pub(super) struct Index {
 pub(super) type Embedded = Names<Children>;
 
 /// Validate `body` (a JSON object of HAL shape) and index it: the parser of every response.
+/// The scanner (`scan.rs`) reads the usual body; what it leaves, jiter reads, and words the
+/// refusal of.
 pub fn parse(body: impl Into<Bytes>) -> Result<Document> {
     let mut body = body.into();
     // RFC 8259 §8.1 lets a parser ignore a byte order mark; some servers still send one.
     if body.starts_with(b"\xef\xbb\xbf") {
         body = body.slice(3..);
     }
-    let invalid =
-        |what: String| Error::protocol(format!("response body is not valid JSON: {what}"));
     if let Err(e) = std::str::from_utf8(&body) {
-        return Err(invalid(format!(
+        return Err(invalid_json(format!(
             "invalid UTF-8 at byte {}",
             e.valid_up_to()
         )));
     }
-    let mut jiter = Jiter::new(&body);
-    let walked = index_body(&mut jiter, &body);
-    let index = walked.map_err(|refusal| match refusal {
-        Refusal::Json(e) => invalid(e.description(&jiter)),
-        Refusal::Hal(message) => Error::protocol(message),
-    })?;
+    let index = match index_body(&mut Scanner::new(&body), &body) {
+        Ok(index) => index,
+        Err(_) => walk(&body)?,
+    };
     Ok(Document::new(body, Arc::new(index)))
 }
 
-fn index_body(jiter: &mut Jiter<'_>, body: &[u8]) -> Walk<Index> {
-    let peek = jiter.peek()?;
+/// For the fuzz targets and tests: whether the scanner read `body` (`Ok(true)`), left it to
+/// jiter (`Ok(false)`), or accepted it otherwise than jiter does (`Err`: what differs).
+#[doc(hidden)]
+pub fn scanner_agrees(body: &[u8]) -> std::result::Result<bool, String> {
+    let body = body.strip_prefix(b"\xef\xbb\xbf").unwrap_or(body);
+    if std::str::from_utf8(body).is_err() {
+        return Ok(false); // never scanned
+    }
+    let Ok(scanned) = index_body(&mut Scanner::new(body), body) else {
+        return Ok(false);
+    };
+    match walk(body) {
+        Ok(walked) if walked == scanned => Ok(true),
+        Ok(_) => Err("the scanner indexed the body otherwise than jiter".into()),
+        Err(e) => Err(format!(
+            "the scanner accepted a body that jiter refuses: {e}"
+        )),
+    }
+}
+
+fn invalid_json(what: String) -> Error {
+    Error::protocol(format!("response body is not valid JSON: {what}"))
+}
+
+/// The index of `body` (valid UTF-8) read with jiter, or the refusal it words.
+fn walk(body: &[u8]) -> Result<Index> {
+    let mut cursor = JiterCursor::new(body);
+    index_body(&mut cursor, body).map_err(|refusal| match refusal {
+        Refusal::Json(e) => invalid_json(e.description(&cursor.jiter)),
+        Refusal::Hal(message) => Error::protocol(message),
+        Refusal::Unsure => Error::protocol("response body could not be read"), // not jiter's
+    })
+}
+
+fn index_body(cursor: &mut impl Cursor, body: &[u8]) -> Walk<Index> {
+    let peek = cursor.peek()?;
     if peek != Peek::Object {
-        jiter.known_skip(peek)?;
-        jiter.finish()?; // invalid JSON is reported as such before its type
+        cursor.skip_any(peek)?;
+        cursor.finish()?; // invalid JSON is reported as such before its type
         return Err(Refusal::Hal("response body is not a JSON object".into()));
     }
     // Room for a usual resource's fields at once: growing from none took three allocations.
-    let index = object(jiter, body, 1, 8)?;
-    jiter.finish()?;
+    let index = object(cursor, body, 1, 8)?;
+    cursor.finish()?;
     Ok(index)
 }
 
 /// Index the object at the cursor (its `{` peeked, at nesting `level`), checking `_links` and
 /// `_embedded`; its table starts with room for `width` fields.
-fn object(jiter: &mut Jiter<'_>, body: &[u8], level: usize, width: usize) -> Walk<Index> {
+fn object(cursor: &mut impl Cursor, body: &[u8], level: usize, width: usize) -> Walk<Index> {
     within_limit(level)?;
-    let start = jiter.current_index();
+    let start = cursor.at();
     let mut index = Index {
         span: start..start,
         fields: Names::with_capacity(width),
@@ -200,27 +238,27 @@ fn object(jiter: &mut Jiter<'_>, body: &[u8], level: usize, width: usize) -> Wal
         link_rels: None,
         self_link: None,
     };
-    let mut name = first_name(jiter, body)?;
+    let mut name = cursor.first_name()?;
     while let Some(key) = name {
-        let peek = jiter.peek()?;
-        let value_start = jiter.current_index();
+        let peek = cursor.peek()?;
+        let value_start = cursor.at();
         let mut embedded = None;
         let is_links = key.bytes(body) == LINKS.as_bytes();
         // A repeated `_links` replaces the earlier one, its `self` included.
         if is_links && level == 1 {
             let mut rels = Vec::with_capacity(4);
-            index.self_link = links(jiter, body, peek, level + 1, |rel, value| {
+            index.self_link = links(cursor, body, peek, level + 1, |rel, value| {
                 rels.push((rel, value))
             })?;
             index.link_rels = Some(rels);
         } else if is_links {
-            index.self_link = links(jiter, body, peek, level + 1, |_, _| {})?;
+            index.self_link = links(cursor, body, peek, level + 1, |_, _| {})?;
         } else if key.bytes(body) == EMBEDDED.as_bytes() {
-            embedded = Some(embedded_rels(jiter, body, peek, level + 1)?);
+            embedded = Some(embedded_rels(cursor, body, peek, level + 1)?);
         } else {
-            skip(jiter, peek, level + 1)?;
+            skip(cursor, peek, level + 1)?;
         }
-        let value = value_start..jiter.current_index();
+        let value = value_start..cursor.at();
         let at = index.fields.insert(body, key, value);
         if is_links {
             index.links = Some(at);
@@ -228,48 +266,53 @@ fn object(jiter: &mut Jiter<'_>, body: &[u8], level: usize, width: usize) -> Wal
         if let Some(rels) = embedded {
             index.embedded = Some((at, rels));
         }
-        name = next_name(jiter, body)?;
+        name = cursor.next_name()?;
     }
     index.fields.shrink();
-    index.span.end = jiter.current_index();
+    index.span.end = cursor.at();
     Ok(index)
 }
 
 /// `_embedded`: an object of objects (or arrays of them), each a HAL document, indexed.
-fn embedded_rels(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, level: usize) -> Walk<Embedded> {
+fn embedded_rels(
+    cursor: &mut impl Cursor,
+    body: &[u8],
+    peek: Peek,
+    level: usize,
+) -> Walk<Embedded> {
     if peek != Peek::Object {
         return Err(Refusal::Hal(format!("\"{EMBEDDED}\" is not an object")));
     }
     within_limit(level)?;
     let mut embedded = Embedded::default();
-    let mut rel = first_name(jiter, body)?;
+    let mut rel = cursor.first_name()?;
     while let Some(key) = rel {
         let not_object = || Refusal::Hal(format!("embedded {} is not an object", key.text(body)));
-        let peek = jiter.peek()?;
+        let peek = cursor.peek()?;
         let children = if peek == Peek::Array {
             within_limit(level + 1)?;
             let mut items = Vec::new();
             // The items of a collection share a shape: each table starts at its previous
             // sibling's width, so that it is allocated once, at its size.
             let mut width = 0;
-            let mut item = jiter.known_array()?;
+            let mut item = cursor.first_item()?;
             while let Some(peek) = item {
                 if peek != Peek::Object {
                     return Err(not_object());
                 }
-                let index = object(jiter, body, level + 2, width)?;
+                let index = object(cursor, body, level + 2, width)?;
                 width = index.fields.len();
                 items.push(Arc::new(index));
-                item = jiter.array_step()?;
+                item = cursor.next_item()?;
             }
             Children::Many(items)
         } else if peek == Peek::Object {
-            Children::One(Arc::new(object(jiter, body, level + 1, 0)?))
+            Children::One(Arc::new(object(cursor, body, level + 1, 0)?))
         } else {
             return Err(not_object());
         };
         embedded.insert(body, key, children);
-        rel = next_name(jiter, body)?;
+        rel = cursor.next_name()?;
     }
     embedded.shrink();
     Ok(embedded)

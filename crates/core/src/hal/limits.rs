@@ -1,8 +1,8 @@
 //! The one nesting limit of a response body, checked while it is indexed.
 
-use jiter::{Jiter, Peek};
+use jiter::Peek;
 
-use super::walk::{Refusal, Walk};
+use super::walk::{Cursor, Refusal, Walk};
 
 /// Deepest nesting of objects and arrays in a body (the top object is level 1). Python's default
 /// recursion limit (1,000) leaves room for `copy.deepcopy` of a value this deep (two frames a
@@ -22,26 +22,26 @@ pub(super) fn within_limit(level: usize) -> Walk<()> {
 /// Skip the value at the cursor (its start peeked), which is at nesting `level` if it is an
 /// object or an array. jiter's own skip allows 200 levels from wherever it starts, so
 /// containers are walked here to apply ours.
-pub(super) fn skip(jiter: &mut Jiter<'_>, peek: Peek, level: usize) -> Walk<()> {
+pub(super) fn skip(cursor: &mut impl Cursor, peek: Peek, level: usize) -> Walk<()> {
     match peek {
         Peek::Array => {
             within_limit(level)?;
-            let mut item = jiter.known_array()?;
+            let mut item = cursor.first_item()?;
             while let Some(peek) = item {
-                skip(jiter, peek, level + 1)?;
-                item = jiter.array_step()?;
+                skip(cursor, peek, level + 1)?;
+                item = cursor.next_item()?;
             }
         }
         Peek::Object => {
             within_limit(level)?;
-            let mut more = jiter.known_object()?.is_some();
+            let mut more = cursor.first_name()?.is_some();
             while more {
-                let peek = jiter.peek()?;
-                skip(jiter, peek, level + 1)?;
-                more = jiter.next_key()?.is_some();
+                let peek = cursor.peek()?;
+                skip(cursor, peek, level + 1)?;
+                more = cursor.next_name()?.is_some();
             }
         }
-        _ => jiter.known_skip(peek)?,
+        _ => cursor.skip_scalar(peek)?,
     }
     Ok(())
 }

@@ -6,7 +6,7 @@ use std::ops::Range;
 use jiter::{Jiter, JiterResult, Peek};
 
 use super::limits::{skip, within_limit};
-use super::walk::{first_name, next_name, Key, Refusal, Walk, LINKS};
+use super::walk::{Cursor, Key, Refusal, Walk, LINKS};
 use crate::error::Result;
 use crate::template;
 
@@ -128,7 +128,7 @@ impl Member {
 /// Check the `_links` value at the cursor (`peek`ed, at nesting `level`), handing each relation
 /// and where its value is to `found`. Returns where the value of `self` is (its last one).
 pub(super) fn links(
-    jiter: &mut Jiter<'_>,
+    cursor: &mut impl Cursor,
     body: &[u8],
     peek: Peek,
     level: usize,
@@ -139,47 +139,47 @@ pub(super) fn links(
     }
     within_limit(level)?;
     let mut self_link = None;
-    let mut rel = first_name(jiter, body)?;
+    let mut rel = cursor.first_name()?;
     while let Some(key) = rel {
-        let peek = jiter.peek()?;
-        let start = jiter.current_index();
+        let peek = cursor.peek()?;
+        let start = cursor.at();
         if peek == Peek::Array {
             within_limit(level + 1)?;
-            let mut item = jiter.known_array()?;
+            let mut item = cursor.first_item()?;
             while let Some(peek) = item {
-                link(jiter, body, peek, &key, level + 2)?;
-                item = jiter.array_step()?;
+                link(cursor, body, peek, &key, level + 2)?;
+                item = cursor.next_item()?;
             }
         } else {
-            link(jiter, body, peek, &key, level + 1)?;
+            link(cursor, body, peek, &key, level + 1)?;
         }
-        let value = start..jiter.current_index();
+        let value = start..cursor.at();
         if key.bytes(body) == b"self" {
             self_link = Some(value.clone());
         }
         found(key, value);
-        rel = next_name(jiter, body)?;
+        rel = cursor.next_name()?;
     }
     Ok(self_link)
 }
 
-fn link(jiter: &mut Jiter<'_>, body: &[u8], peek: Peek, rel: &Key, level: usize) -> Walk<()> {
+fn link(cursor: &mut impl Cursor, body: &[u8], peek: Peek, rel: &Key, level: usize) -> Walk<()> {
     let rel = || rel.text(body);
     if peek != Peek::Object {
         return Err(Refusal::Hal(format!("link {} is not an object", rel())));
     }
     within_limit(level)?;
     let (mut href, mut templated) = (None, None);
-    let mut name = first_name(jiter, body)?;
+    let mut name = cursor.first_name()?;
     while let Some(key) = name {
-        let peek = jiter.peek()?;
+        let peek = cursor.peek()?;
         match key.bytes(body) {
             b"href" => href = Some(peek == Peek::String),
             b"templated" => templated = Some(peek == Peek::True || peek == Peek::False),
             _ => {}
         }
-        skip(jiter, peek, level + 1)?;
-        name = next_name(jiter, body)?;
+        skip(cursor, peek, level + 1)?;
+        name = cursor.next_name()?;
     }
     if href != Some(true) {
         return Err(Refusal::Hal(format!(

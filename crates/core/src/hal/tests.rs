@@ -804,3 +804,124 @@ fn bad_escapes_in_names_are_invalid_json_wherever_the_name_is() {
         assert_eq!(parse_error(body), message, "{body:?}");
     }
 }
+
+/// Bodies of every shape the scanner reads, compact and indented: each is read by it, with the
+/// index jiter makes.
+fn scanned_bodies() -> Vec<String> {
+    let item = |i: i64| {
+        json!({
+            "id": format!("m-{i}"), "amount": 12.5 + i as f64, "count": -i, "zero": 0,
+            "negative_zero": -0.0, "active": i % 2 == 0, "note": null, "tags": ["a", [], {}],
+            "text": "caf\u{e9} \"quoted\" back\\slash\ttab\n\u{1f600} \u{7f}",
+            "_links": {"self": {"href": format!("https://x/m/{i}")},
+                       "docs": [{"href": "/d{?page}", "templated": true, "name": "d"}]},
+        })
+    };
+    let page = json!({
+        "_links": {"self": {"href": "/page"}, "next": {"href": "/page?p=2", "templated": false}},
+        "_embedded": {"items": (0..5).map(item).collect::<Vec<_>>(), "one": item(9),
+                      "empty": []},
+        "total": 5, "nested": {"a": [[1, 2], {"b": {"c": [true, false]}}]},
+    });
+    let mut bodies = vec![
+        page.to_string(),
+        serde_json::to_string_pretty(&page).unwrap(),
+        "{}".into(),
+        " \t\r\n{ } \n".into(),
+        r#"{"a": 1, "a": 2, "b": {"a": 3}, "_links": {}, "_links": {"self": {"href": "/"}}}"#
+            .into(),
+        r#"{"s": "\u00e9\u0041\ud83d\ude00\/\b\f\n\r\t\"\\", "n": -12.0625}"#.into(),
+    ];
+    // Long strings and names, whose ends the scanner finds eight bytes at a time.
+    for length in 0..20 {
+        let text = "x".repeat(length);
+        bodies.push(format!(
+            r#"{{"{text}": "{text}", "{text}yé": ["{text}\\n"]}}"#
+        ));
+    }
+    bodies
+}
+
+#[test]
+fn the_scanner_reads_usual_bodies_as_jiter_does() {
+    for body in scanned_bodies() {
+        assert_eq!(scanner_agrees(body.as_bytes()), Ok(true), "{body}");
+    }
+}
+
+#[test]
+fn the_scanner_leaves_to_jiter_what_it_may_read_otherwise() {
+    let left = [
+        r#"{"a\u0041": 1}"#,        // an escape in a name
+        r#"{"a": "\ud800"}"#,       // a lone surrogate
+        r#"{"a": "\udc00\ud800"}"#, // a surrogate pair the wrong way round
+        r#"{"a": 1e5}"#,            // an exponent
+        r#"{"a": 1.5E-3}"#,
+        r#"[1]"#,       // not an object
+        r#"{"a": 01}"#, // invalid
+        r#"{"a": 1,}"#,
+        r#"{"a": [1,]}"#,
+        r#"{"a": "x\u00zz"}"#,
+        r#"{"a": -}"#,
+        r#"{"a": 1.}"#,
+        r#"{"a": tru}"#,
+        r#"{"a": 1} x"#,
+        r#"{"_links": {"self": {"href": 1}}}"#, // HAL refusals
+        r#"{"_embedded": {"e": [1]}}"#,
+    ];
+    for body in left {
+        assert_eq!(scanner_agrees(body.as_bytes()), Ok(false), "{body}");
+    }
+    let long = format!(r#"{{"a": {}}}"#, "9".repeat(65));
+    assert_eq!(scanner_agrees(long.as_bytes()), Ok(false));
+    assert_eq!(
+        parse(long.into_bytes()).unwrap().get("a").unwrap().len(),
+        65
+    );
+    // What the scanner leaves is read whole by jiter.
+    assert_eq!(
+        value(&parse(&br#"{"a\u0041": 1e5}"#[..]).unwrap(), "aA"),
+        json!(1e5)
+    );
+}
+
+#[test]
+fn every_one_byte_change_of_a_body_is_read_as_jiter_reads_it_or_left_to_jiter() {
+    let bodies = [
+        r#"{"a": [1, -2.5, "x\u00e9\n", true, false, null, {}], "_links": {"self": {"href": "/s"}, "l": [{"href": "/{x}", "templated": true}]}, "_embedded": {"e": [{"b": {"c": 0}}], "f": {"g": "h"}}}"#,
+        "{ \"a\" : 1 ,\n \"b\" : [ ] , \"c\" : { } }",
+    ];
+    let bytes = b"\"\\{}[],: \t\n0123456789-.eE+tfnu\x01\x7fx/abcdef";
+    let (mut read, mut left) = (0, 0);
+    for body in bodies {
+        let body = body.as_bytes();
+        for at in 0..=body.len() {
+            let mut changed: Vec<Vec<u8>> = Vec::new();
+            for &b in bytes {
+                let mut replaced = body.to_vec();
+                if at < body.len() {
+                    replaced[at] = b;
+                    changed.push(replaced);
+                }
+                let mut inserted = body.to_vec();
+                inserted.insert(at, b);
+                changed.push(inserted);
+            }
+            if at < body.len() {
+                let mut removed = body.to_vec();
+                removed.remove(at);
+                changed.push(removed);
+                changed.push(body[..at].to_vec());
+            }
+            for body in changed {
+                match scanner_agrees(&body) {
+                    Ok(true) => read += 1,
+                    Ok(false) => left += 1,
+                    Err(difference) => panic!("{}: {difference}", String::from_utf8_lossy(&body)),
+                }
+            }
+        }
+    }
+    // Both outcomes were exercised: the changes the scanner read, and those it left.
+    assert!(read > 1000 && left > 1000, "read {read}, left {left}");
+}

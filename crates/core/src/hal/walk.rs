@@ -1,15 +1,17 @@
 //! What the walkers of a body share (`index.rs`, `limits.rs`, `links.rs`): the HAL field
-//! names, a field name's place in the body, and why a walk refused the body.
+//! names, a field name's place in the body, why a walk refused the body, and the [`Cursor`]
+//! it reads the body with.
 
 use std::ops::Range;
 
-use jiter::{Jiter, JiterError};
+use jiter::{Jiter, JiterError, Peek};
 
 /// The fields of HAL itself; every other field of a resource is its state.
 pub(super) const LINKS: &str = "_links";
 pub(super) const EMBEDDED: &str = "_embedded";
 
 /// A field name: where it is in the body, or decoded when it had escapes.
+#[derive(Debug, PartialEq, Eq)]
 pub(super) enum Key {
     At(Range<usize>),
     Decoded(Box<str>),
@@ -27,6 +29,7 @@ impl Key {
 
     /// The name's bytes, for comparisons: the body was validated as UTF-8 once, and jiter cut
     /// the name at its quotes, so equal bytes are equal names without decoding them again.
+    #[inline]
     pub(super) fn bytes<'a>(&'a self, body: &'a [u8]) -> &'a [u8] {
         match self {
             Key::At(range) => &body[range.clone()],
@@ -44,10 +47,12 @@ impl Key {
     }
 }
 
-/// Why a body was refused: JSON syntax (described with jiter's position) or HAL shape.
+/// Why a body was refused: JSON syntax (described with jiter's position) or HAL shape; or,
+/// from the scanner (`scan.rs`), that it leaves the body to jiter.
 pub(super) enum Refusal {
     Json(JiterError),
     Hal(String),
+    Unsure,
 }
 
 impl From<JiterError> for Refusal {
@@ -58,12 +63,81 @@ impl From<JiterError> for Refusal {
 
 pub(super) type Walk<T> = std::result::Result<T, Refusal>;
 
-/// The first name of the object at the cursor (its `{` peeked); `None` if it is empty.
-pub(super) fn first_name(jiter: &mut Jiter<'_>, body: &[u8]) -> Walk<Option<Key>> {
-    Ok(jiter.known_object()?.map(|name| Key::of(name, body)))
+/// What the walk reads a body with: jiter, which words every refusal, or the scanner of
+/// `scan.rs`, which is quicker and refuses (`Refusal::Unsure`) whatever it might not read as
+/// jiter does. The HAL rules are written once, in the walk, over this.
+pub(super) trait Cursor {
+    /// What the value at the cursor starts with (whitespace passed); the cursor stays on it.
+    fn peek(&mut self) -> Walk<Peek>;
+    /// Where the cursor is in the body.
+    fn at(&self) -> usize;
+    /// Into the object whose `{` was peeked: its first name (and colon), or `None` if empty.
+    fn first_name(&mut self) -> Walk<Option<Key>>;
+    /// Past a member's value: the next name (and colon), or `None` past the object's `}`.
+    fn next_name(&mut self) -> Walk<Option<Key>>;
+    /// Into the array whose `[` was peeked: what its first item starts with, or `None`.
+    fn first_item(&mut self) -> Walk<Option<Peek>>;
+    /// Past an item: what the next one starts with, or `None` past the array's `]`.
+    fn next_item(&mut self) -> Walk<Option<Peek>>;
+    /// Past the string, number or literal that was peeked.
+    fn skip_scalar(&mut self, peek: Peek) -> Walk<()>;
+    /// Past any value that was peeked, with no nesting limit of ours (a body refused anyway).
+    fn skip_any(&mut self, peek: Peek) -> Walk<()>;
+    /// Nothing but whitespace is left.
+    fn finish(&mut self) -> Walk<()>;
 }
 
-/// The next name of the object being walked; `None` at its `}`.
-pub(super) fn next_name(jiter: &mut Jiter<'_>, body: &[u8]) -> Walk<Option<Key>> {
-    Ok(jiter.next_key()?.map(|name| Key::of(name, body)))
+/// jiter over a body, its names placed in the body (`Key::of`).
+pub(super) struct JiterCursor<'a> {
+    pub(super) jiter: Jiter<'a>,
+    body: &'a [u8],
+}
+
+impl<'a> JiterCursor<'a> {
+    pub(super) fn new(body: &'a [u8]) -> Self {
+        JiterCursor {
+            jiter: Jiter::new(body),
+            body,
+        }
+    }
+}
+
+impl Cursor for JiterCursor<'_> {
+    fn peek(&mut self) -> Walk<Peek> {
+        Ok(self.jiter.peek()?)
+    }
+
+    fn at(&self) -> usize {
+        self.jiter.current_index()
+    }
+
+    fn first_name(&mut self) -> Walk<Option<Key>> {
+        let body = self.body;
+        Ok(self.jiter.known_object()?.map(|name| Key::of(name, body)))
+    }
+
+    fn next_name(&mut self) -> Walk<Option<Key>> {
+        let body = self.body;
+        Ok(self.jiter.next_key()?.map(|name| Key::of(name, body)))
+    }
+
+    fn first_item(&mut self) -> Walk<Option<Peek>> {
+        Ok(self.jiter.known_array()?)
+    }
+
+    fn next_item(&mut self) -> Walk<Option<Peek>> {
+        Ok(self.jiter.array_step()?)
+    }
+
+    fn skip_scalar(&mut self, peek: Peek) -> Walk<()> {
+        Ok(self.jiter.known_skip(peek)?)
+    }
+
+    fn skip_any(&mut self, peek: Peek) -> Walk<()> {
+        Ok(self.jiter.known_skip(peek)?)
+    }
+
+    fn finish(&mut self) -> Walk<()> {
+        Ok(self.jiter.finish()?)
+    }
 }
