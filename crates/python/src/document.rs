@@ -1,5 +1,5 @@
 //! Response documents that become Python objects on access: a mapping over the core's index
-//! (`rp_core::hal`, one jiter pass that validates and indexes the body without building values).
+//! (`rp_core::hal`, one pass that validates and indexes the body without building values).
 //! A `Document` converts a field when it is read. A page of 5,000 embedded mandates of which a
 //! loop reads one field each converts 5,000 strings instead of ~150,000 objects: the conversion
 //! to Python, not HTTP, was most of the time of a large collection (BENCHMARKS.md).
