@@ -72,15 +72,16 @@ impl<V> Names<V> {
     /// Give `key`'s name `value`: a new name goes last, a repeated one keeps its first place.
     /// Returns where the name is.
     fn insert(&mut self, body: &[u8], key: Key, value: V) -> usize {
-        let mark = mark(key.bytes(body));
-        if let Some(at) = self.position(body, key.bytes(body), mark) {
+        let name = key.bytes(body);
+        let mark = mark(name);
+        if let Some(at) = self.position(body, name, mark) {
             self.entries[at].1 = value;
             return at;
         }
         self.marks |= mark;
         let at = self.entries.len();
         if let Some(map) = &mut self.by_name {
-            map.insert(key.bytes(body).into(), at);
+            map.insert(name.into(), at);
         }
         self.entries.push((key, value));
         if self.by_name.is_none() && self.entries.len() > SCANNED {
@@ -243,7 +244,9 @@ fn object(cursor: &mut impl Cursor, body: &[u8], level: usize, width: usize) -> 
         let peek = cursor.peek()?;
         let value_start = cursor.at();
         let mut embedded = None;
-        let is_links = key.bytes(body) == LINKS.as_bytes();
+        let name_bytes = key.bytes(body);
+        let is_links = name_bytes == LINKS.as_bytes();
+        let is_embedded = name_bytes == EMBEDDED.as_bytes();
         // A repeated `_links` replaces the earlier one, its `self` included.
         if is_links && level == 1 {
             let mut rels = Vec::with_capacity(4);
@@ -253,7 +256,7 @@ fn object(cursor: &mut impl Cursor, body: &[u8], level: usize, width: usize) -> 
             index.link_rels = Some(rels);
         } else if is_links {
             index.self_link = links(cursor, body, peek, level + 1, |_, _| {})?;
-        } else if key.bytes(body) == EMBEDDED.as_bytes() {
+        } else if is_embedded {
             embedded = Some(embedded_rels(cursor, body, peek, level + 1)?);
         } else {
             skip(cursor, peek, level + 1)?;
