@@ -165,6 +165,38 @@ impl<'a> Scanner<'a> {
         from + rest.iter().take_while(|b| b.is_ascii_digit()).count()
     }
 
+    /// Past the `{` or `[` peeked and any whitespace: whether a member or item follows
+    /// (`false` past an immediate `close`).
+    #[inline]
+    fn open(&mut self, close: u8) -> Walk<bool> {
+        self.at += 1;
+        self.space();
+        if self.byte()? == close {
+            self.at += 1;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+
+    /// After a member or item: past a `,` and any whitespace (`true`), or past `close`
+    /// (`false`).
+    #[inline]
+    fn separator(&mut self, close: u8) -> Walk<bool> {
+        self.space();
+        match self.byte()? {
+            b',' => {
+                self.at += 1;
+                self.space();
+                Ok(true)
+            }
+            b if b == close => {
+                self.at += 1;
+                Ok(false)
+            }
+            _ => Err(Refusal::Unsure),
+        }
+    }
+
     #[inline]
     fn literal(&mut self, word: &[u8]) -> Walk<()> {
         if self.body.get(self.at..self.at + word.len()) != Some(word) {
@@ -189,56 +221,33 @@ impl Cursor for Scanner<'_> {
 
     #[inline]
     fn first_name(&mut self) -> Walk<Option<Key>> {
-        self.at += 1; // the `{` peeked
-        self.space();
-        if self.byte()? == b'}' {
-            self.at += 1;
-            return Ok(None);
+        match self.open(b'}')? {
+            true => self.name().map(Some),
+            false => Ok(None),
         }
-        self.name().map(Some)
     }
 
     #[inline]
     fn next_name(&mut self) -> Walk<Option<Key>> {
-        self.space();
-        match self.byte()? {
-            b',' => {
-                self.at += 1;
-                self.space();
-                self.name().map(Some)
-            }
-            b'}' => {
-                self.at += 1;
-                Ok(None)
-            }
-            _ => Err(Refusal::Unsure),
+        match self.separator(b'}')? {
+            true => self.name().map(Some),
+            false => Ok(None),
         }
     }
 
     #[inline]
     fn first_item(&mut self) -> Walk<Option<Peek>> {
-        self.at += 1; // the `[` peeked
-        let peek = self.peek()?;
-        if peek.into_inner() == b']' {
-            self.at += 1;
-            return Ok(None);
+        match self.open(b']')? {
+            true => self.peek().map(Some),
+            false => Ok(None),
         }
-        Ok(Some(peek))
     }
 
     #[inline]
     fn next_item(&mut self) -> Walk<Option<Peek>> {
-        self.space();
-        match self.byte()? {
-            b',' => {
-                self.at += 1;
-                self.peek().map(Some) // a `]` here is refused by whoever reads the item
-            }
-            b']' => {
-                self.at += 1;
-                Ok(None)
-            }
-            _ => Err(Refusal::Unsure),
+        match self.separator(b']')? {
+            true => self.peek().map(Some), // a `]` here is refused by whoever reads the item
+            false => Ok(None),
         }
     }
 
