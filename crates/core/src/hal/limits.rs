@@ -22,29 +22,26 @@ pub(super) fn within_limit(level: usize) -> Walk<()> {
 /// Skip the value at the cursor (its start peeked), which is at nesting `level` if it is an
 /// object or an array. jiter's own skip allows 200 levels from wherever it starts, so
 /// containers are walked here to apply ours.
-#[inline]
 pub(super) fn skip(cursor: &mut impl Cursor, peek: Peek, level: usize) -> Walk<()> {
     match peek {
-        Peek::Array | Peek::Object => skip_container(cursor, peek, level),
-        _ => cursor.skip_scalar(peek),
-    }
-}
-
-fn skip_container(cursor: &mut impl Cursor, peek: Peek, level: usize) -> Walk<()> {
-    within_limit(level)?;
-    if peek == Peek::Array {
-        let mut item = cursor.first_item()?;
-        while let Some(peek) = item {
-            skip(cursor, peek, level + 1)?;
-            item = cursor.next_item()?;
+        Peek::Array => {
+            within_limit(level)?;
+            let mut item = cursor.first_item()?;
+            while let Some(peek) = item {
+                skip(cursor, peek, level + 1)?;
+                item = cursor.next_item()?;
+            }
         }
-        return Ok(());
-    }
-    let mut more = cursor.first_name()?.is_some();
-    while more {
-        let peek = cursor.peek()?;
-        skip(cursor, peek, level + 1)?;
-        more = cursor.next_name()?.is_some();
+        Peek::Object => {
+            within_limit(level)?;
+            let mut more = cursor.first_name()?.is_some();
+            while more {
+                let peek = cursor.peek()?;
+                skip(cursor, peek, level + 1)?;
+                more = cursor.next_name()?.is_some();
+            }
+        }
+        _ => cursor.skip_scalar(peek)?,
     }
     Ok(())
 }
