@@ -157,14 +157,17 @@ pub(super) struct Index {
 /// The relations of `_embedded`, each with its resources.
 pub(super) type Embedded = Names<Children>;
 
+/// The UTF-8 byte order mark, which RFC 8259 §8.1 lets a parser ignore.
+const BOM: &[u8] = b"\xef\xbb\xbf";
+
 /// Validate `body` (a JSON object of HAL shape) and index it: the parser of every response.
 /// The scanner (`scan.rs`) reads the usual body; what it leaves, jiter reads, and words the
 /// refusal of.
 pub fn parse(body: impl Into<Bytes>) -> Result<Document> {
     let mut body = body.into();
-    // RFC 8259 §8.1 lets a parser ignore a byte order mark; some servers still send one.
-    if body.starts_with(b"\xef\xbb\xbf") {
-        body = body.slice(3..);
+    // Some servers still send one.
+    if body.starts_with(BOM) {
+        body = body.slice(BOM.len()..);
     }
     if let Err(e) = std::str::from_utf8(&body) {
         return Err(invalid_json(format!(
@@ -183,7 +186,7 @@ pub fn parse(body: impl Into<Bytes>) -> Result<Document> {
 /// jiter (`Ok(false)`), or accepted it otherwise than jiter does (`Err`: what differs).
 #[doc(hidden)]
 pub fn scanner_agrees(body: &[u8]) -> std::result::Result<bool, String> {
-    let body = body.strip_prefix(b"\xef\xbb\xbf").unwrap_or(body);
+    let body = body.strip_prefix(BOM).unwrap_or(body);
     if std::str::from_utf8(body).is_err() {
         return Ok(false); // never scanned
     }
