@@ -1,61 +1,67 @@
 //! New objects of the Python subclasses of the native bases (`_ResourceCore`, `_LinkCore`)
-//! made without running Python: their `tp_new` called directly, with no attribute lookup or
-//! keyword dict (what `Resource._make` and `_LinkBase._plain` stand for).
+//! made without running Python (what `Resource._make` and `_LinkBase._plain` stand for): the
+//! native value placed in a new object of the subclass, with no attribute lookup, argument
+//! tuple or argument parsing (~700 instructions an item of a page, BENCHMARKS.md).
+
+use std::marker::PhantomData;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::{PyTuple, PyType};
-use pyo3::PyTypeInfo;
+use pyo3::types::PyType;
+use pyo3::{PyClass, PyClassInitializer};
 
-/// A new object of `cls`, a subclass of `T`, as `cls.__new__(cls, *args)` makes it.
-pub(crate) fn new_of_type<'py, T: PyTypeInfo>(
-    cls: &Bound<'py, PyType>,
-    args: &Bound<'py, PyTuple>,
-) -> PyResult<Bound<'py, PyAny>> {
-    tp_new_of::<T>(cls)?.call(cls, args)
+/// Makes objects of `cls`, a subclass of the native `T` that keeps `T`'s `__new__`, from `T`'s
+/// value: what that `__new__` does once it has parsed its arguments.
+pub(crate) struct Maker<'a, 'py, T> {
+    cls: &'a Bound<'py, PyType>,
+    native: PhantomData<T>,
 }
 
-/// The `tp_new` of `cls`, checked to be a subclass of `T` (whose `tp_new` it inherits).
-pub(crate) struct New(ffi::newfunc);
-
-pub(crate) fn tp_new_of<T: PyTypeInfo>(cls: &Bound<'_, PyType>) -> PyResult<New> {
-    if !cls.is_subclass_of::<T>()? {
-        return Err(PyTypeError::new_err(format!(
-            "{} is not a native resource or link class",
-            cls.name()?
-        )));
+impl<'a, 'py, T: PyClass> Maker<'a, 'py, T> {
+    /// A maker of `cls`'s objects; an error if `cls` is not a subclass of `T` or overrides
+    /// `__new__` (whose code would then not run).
+    pub(crate) fn of(cls: &'a Bound<'py, PyType>) -> PyResult<Self> {
+        if !cls.is_subclass_of::<T>()? {
+            return Err(PyTypeError::new_err(format!(
+                "{} is not a native resource or link class",
+                cls.name()?
+            )));
+        }
+        if tp_new(cls) != tp_new(&T::type_object(cls.py())) {
+            return Err(PyTypeError::new_err(format!(
+                "{} overrides __new__",
+                cls.name()?
+            )));
+        }
+        Ok(Maker {
+            cls,
+            native: PhantomData,
+        })
     }
+
+    /// A new object of the class, holding `value`.
+    pub(crate) fn make(
+        &self,
+        value: impl Into<PyClassInitializer<T>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let py = self.cls.py();
+        // SAFETY: `cls` is `T`'s type object or a subclass that inherits `T`'s `tp_new` (`of`),
+        // which is what `tp_new_impl` asks of it: the object is laid out as `T`'s `__new__`
+        // lays it out. A non-null result is a new reference.
+        #[allow(unsafe_code)]
+        unsafe {
+            let made =
+                pyo3::impl_::pymethods::tp_new_impl(py, value.into(), self.cls.as_type_ptr())?;
+            Ok(Bound::from_owned_ptr(py, made))
+        }
+    }
+}
+
+/// The address of `cls`'s `tp_new` slot (null for none).
+fn tp_new(cls: &Bound<'_, PyType>) -> usize {
     // SAFETY: `cls` is a live type object; `PyType_GetSlot` reads static types from 3.10 on.
     #[allow(unsafe_code)]
     let new = unsafe { ffi::PyType_GetSlot(cls.as_type_ptr(), ffi::Py_tp_new) };
-    if new.is_null() {
-        return Err(PyTypeError::new_err(format!(
-            "{} has no __new__",
-            cls.name()?
-        )));
-    }
-    // SAFETY: what `Py_tp_new` holds is a `newfunc`.
-    #[allow(unsafe_code)]
-    Ok(New(unsafe {
-        std::mem::transmute::<*mut std::ffi::c_void, ffi::newfunc>(new)
-    }))
-}
-
-impl New {
-    /// `cls.__new__(cls, *args)` without the lookup: the function with the type and an
-    /// argument tuple, as Python calls it.
-    pub(crate) fn call<'py>(
-        &self,
-        cls: &Bound<'py, PyType>,
-        args: &Bound<'py, PyTuple>,
-    ) -> PyResult<Bound<'py, PyAny>> {
-        // SAFETY: `cls`'s own `tp_new` (`tp_new_of`) with `cls` and an argument tuple, both
-        // alive; a null result sets an error.
-        #[allow(unsafe_code)]
-        unsafe {
-            let made = (self.0)(cls.as_type_ptr(), args.as_ptr(), std::ptr::null_mut());
-            Bound::from_owned_ptr_or_err(cls.py(), made)
-        }
-    }
+    new as usize
 }

@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use crate::call::{Call, CallOptions, Href};
 use crate::client::NativeClient;
-use crate::construct::new_of_type;
+use crate::construct::Maker;
 use crate::errors::Fallible;
+use crate::resource::ResourceCore;
 
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -96,12 +97,9 @@ fn green(py: Python<'_>) -> PyResult<bool> {
         || modules.contains(intern!(py, "eventlet.patcher"))?)
 }
 
-#[pymethods]
 impl LinkCore {
-    /// Every field unset (`None`, not templated): `_LinkBase.__init__` sets them.
-    #[new]
-    #[pyo3(signature = (*_args, **_kwargs))]
-    fn new(_args: &Bound<'_, PyAny>, _kwargs: Option<&Bound<'_, PyAny>>) -> Self {
+    /// Every field unset (`None`, not templated).
+    fn unset() -> Self {
         LinkCore {
             session: None,
             rel: None,
@@ -116,6 +114,16 @@ impl LinkCore {
             hreflang: None,
         }
     }
+}
+
+#[pymethods]
+impl LinkCore {
+    /// Every field unset (`None`, not templated): `_LinkBase.__init__` sets them.
+    #[new]
+    #[pyo3(signature = (*_args, **_kwargs))]
+    fn new(_args: &Bound<'_, PyAny>, _kwargs: Option<&Bound<'_, PyAny>>) -> Self {
+        LinkCore::unset()
+    }
 
     /// A link of `cls` with `href` and `templated` alone (what `_LinkBase._plain` makes).
     #[classmethod]
@@ -126,15 +134,14 @@ impl LinkCore {
         href: Py<PyAny>,
         templated: bool,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let link = new_of_type::<LinkCore>(cls, &PyTuple::empty(cls.py()))?;
-        {
-            let mut fields = link.cast::<LinkCore>()?.borrow_mut();
-            fields.session = Some(session);
-            fields.rel = Some(rel);
-            fields.href = Some(href);
-            fields.templated = templated;
-        }
-        Ok(link)
+        let link = LinkCore {
+            session: Some(session),
+            rel: Some(rel),
+            href: Some(href),
+            templated,
+            ..LinkCore::unset()
+        };
+        Maker::<LinkCore>::of(cls)?.make(link)
     }
 
     /// The href as sent: a template when ``templated``.
@@ -347,12 +354,15 @@ pub(crate) fn new_resource<'py>(
         true => PyDict::new(py).into_any(),
         false => document,
     };
-    let partial = pyo3::types::PyBool::new(py, false).to_owned().into_any();
-    let curies = PyTuple::empty(py).into_any();
-    let args = PyTuple::new(
-        py,
-        [session, &document, &status, &headers, &partial, &curies],
-    )?;
     // `_resource_type` is the face's `Resource`, a `_ResourceCore` subclass: set by the package.
-    new_of_type::<PyAny>(cls, &args)
+    let resource = ResourceCore::new(
+        py,
+        session.clone().unbind(),
+        document.unbind(),
+        Some(status.unbind()),
+        Some(headers.unbind()),
+        false,
+        None,
+    );
+    Maker::<ResourceCore>::of(cls)?.make(resource)
 }

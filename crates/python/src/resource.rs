@@ -11,7 +11,7 @@
 use std::cell::Cell;
 
 use crate::client::NativeClient;
-use crate::construct::tp_new_of;
+use crate::construct::Maker;
 use crate::document::{Document, SelfLink};
 use crate::generic_getattr::generic_getattr;
 use crate::link::LinkCore;
@@ -84,7 +84,7 @@ fn is_hal_key(key: &Bound<'_, PyAny>) -> PyResult<bool> {
 impl ResourceCore {
     #[new]
     #[pyo3(signature = (session, document, status=None, headers=None, partial=false, curies=None))]
-    fn new(
+    pub(crate) fn new(
         py: Python<'_>,
         session: Py<PyAny>,
         document: Py<PyAny>,
@@ -438,13 +438,20 @@ pub(crate) fn resource_items<'py>(
     untracked: bool,
 ) -> PyResult<Bound<'py, PyList>> {
     let py = cls.py();
-    let new = tp_new_of::<ResourceCore>(cls)?;
-    let none = py.None().into_bound(py);
-    let partial = pyo3::types::PyBool::new(py, true).to_owned().into_any();
+    let maker = Maker::<ResourceCore>::of(cls)?;
     let mut items = Vec::with_capacity(documents.len());
     for doc in documents.iter() {
-        let args = PyTuple::new(py, [session, &doc, &none, &none, &partial, curies])?;
-        let item = new.call(cls, &args)?;
+        let session = session.clone().unbind();
+        let curies = Some(curies.clone().unbind());
+        let item = maker.make(ResourceCore::new(
+            py,
+            session,
+            doc.unbind(),
+            None,
+            None,
+            true,
+            curies,
+        ))?;
         if untracked {
             untrack(&item);
         }
