@@ -600,6 +600,11 @@ COLLECTION_TITLES = {
 
 
 def collection(server: Server, rounds: int, n: int, out: dict[str, Any]) -> None:
+    """ms per fetch of each collection: each round is n blocks, and in a block every client
+    fetches and reads the page once, in an order rotated block by block. A ratio is the median
+    of the blocks' ratios, so the two fetches of a pair are tens of milliseconds apart: a
+    client's n fetches in a row, seconds from the others', let the host's load move a ratio by
+    up to 2x between rounds."""
     clients = sync_clients(server)
     for which in COLLECTIONS:
         results: dict[str, list[float]] = {name: [] for name in clients}
@@ -607,13 +612,14 @@ def collection(server: Server, rounds: int, n: int, out: dict[str, Any]) -> None
         if len(expected) != 1:
             raise AssertionError(f"the clients disagree on {which}: {expected}")
         for r in range(rounds):
-            for name in rotated(list(clients), r):
-                read = clients[name].collections[which]
-                start = time.perf_counter()
-                for _ in range(n):
+            for b in range(n):
+                for name in rotated(list(clients), r * n + b):
+                    read = clients[name].collections[which]
+                    start = time.perf_counter()
                     read()
-                results[name].append((time.perf_counter() - start) * 1e3 / n)
-        report(f"[{server.name}] {COLLECTION_TITLES[which]}", "ms per fetch", results, True)
+                    results[name].append((time.perf_counter() - start) * 1e3)
+        title = f"[{server.name}] {COLLECTION_TITLES[which]}"
+        report(title, "ms per fetch", results, True, unit_of="blocks")
         out[f"collection-{which}/{server.name}"] = results
     for client in clients.values():
         client.close()
