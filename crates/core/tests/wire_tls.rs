@@ -1,6 +1,7 @@
 //! The wire over TLS against servers on loopback with a CA made up here: HTTP/2 when the server
-//! picks it by ALPN, and an `https://` proxy reached over TLS (HTTP/1.1 only) that takes an
-//! http request in absolute form with the proxy's credentials.
+//! picks it by ALPN (a connection shared, and one going away left for a new one), and an
+//! `https://` proxy reached over TLS (HTTP/1.1 only) that takes an http request in absolute
+//! form with the proxy's credentials.
 
 // The helpers below are test code too: a setup step that fails stops the test, with its message.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -178,16 +179,22 @@ fn an_https_proxy_is_reached_over_tls_and_takes_the_request_with_its_credentials
 }
 
 /// An HTTP/2 server over TLS that answers each request with its path, and counts the
-/// connections it accepted; stopped on drop.
+/// connections it accepted; stopped on drop. With `goaway_after`, each connection shuts down
+/// gracefully (GOAWAY) once it has taken that many requests: those under way are answered,
+/// and the client must open a new connection for the next. A request for `/hang` shuts its
+/// connection down at once and is answered only 10 s later, so the connection stays open,
+/// going away.
 struct H2Server {
     port: u16,
     connections: Arc<std::sync::atomic::AtomicUsize>,
+    /// How many connections it has shut down (GOAWAY sent).
+    gone_away: Arc<std::sync::atomic::AtomicUsize>,
     stop: Option<tokio::sync::oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl H2Server {
-    fn start(acceptor: TlsAcceptor) -> H2Server {
+    fn start(acceptor: TlsAcceptor, goaway_after: Option<usize>) -> H2Server {
         use http_body_util::Full;
         use hyper::body::Bytes;
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -195,6 +202,8 @@ impl H2Server {
         let port = listener.local_addr().unwrap().port();
         let connections = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let counted = connections.clone();
+        let gone_away = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let going = gone_away.clone();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
             let runtime = tokio::runtime::Builder::new_current_thread()
@@ -208,23 +217,45 @@ impl H2Server {
                         let (socket, _) = listener.accept().await.unwrap();
                         counted.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
                         let acceptor = acceptor.clone();
+                        let going = going.clone();
                         tokio::spawn(async move {
                             let Ok(stream) = acceptor.accept(socket).await else {
                                 return;
                             };
+                            let taken = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+                            let enough = Arc::new(tokio::sync::Notify::new());
+                            let told = enough.clone();
                             let answer = hyper::service::service_fn(
-                                |request: http::Request<hyper::body::Incoming>| async move {
+                                move |request: http::Request<hyper::body::Incoming>| {
+                                    let order = std::sync::atomic::Ordering::SeqCst;
+                                    let hang = request.uri().path() == "/hang";
+                                    if hang || Some(taken.fetch_add(1, order) + 1) == goaway_after {
+                                        told.notify_one();
+                                    }
                                     let path = Bytes::from(request.uri().path().to_owned());
-                                    Ok::<_, std::convert::Infallible>(http::Response::new(
-                                        Full::new(path),
-                                    ))
+                                    async move {
+                                        if hang {
+                                            tokio::time::sleep(Duration::from_secs(10)).await;
+                                        }
+                                        Ok::<_, std::convert::Infallible>(http::Response::new(
+                                            Full::new(path),
+                                        ))
+                                    }
                                 },
                             );
-                            let _ = hyper::server::conn::http2::Builder::new(
+                            let conn = hyper::server::conn::http2::Builder::new(
                                 hyper_util::rt::TokioExecutor::new(),
                             )
-                            .serve_connection(hyper_util::rt::TokioIo::new(stream), answer)
-                            .await;
+                            .serve_connection(hyper_util::rt::TokioIo::new(stream), answer);
+                            tokio::pin!(conn);
+                            tokio::select! {
+                                _ = conn.as_mut() => {}
+                                () = enough.notified() => {
+                                    conn.as_mut().graceful_shutdown();
+                                    going.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                                    let _ = conn.await;
+                                }
+                            }
                         });
                     }
                 };
@@ -237,6 +268,7 @@ impl H2Server {
         H2Server {
             port,
             connections,
+            gone_away,
             stop: Some(stop),
             thread: Some(thread),
         }
@@ -244,6 +276,10 @@ impl H2Server {
 
     fn connections(&self) -> usize {
         self.connections.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn gone_away(&self) -> usize {
+        self.gone_away.load(std::sync::atomic::Ordering::SeqCst)
     }
 }
 
@@ -283,7 +319,7 @@ fn get_at_once(wire: &HyperWire, port: u16, count: usize) -> Vec<(u16, String)> 
 #[test]
 fn requests_to_an_http2_server_share_one_connection() {
     let tls = tls(&[b"h2"]);
-    let server = H2Server::start(tls.acceptor.clone());
+    let server = H2Server::start(tls.acceptor.clone(), None);
     let wire = wire(
         Verify::CaBundle(tls.ca.display().to_string()),
         ProxySetting::Off,
@@ -303,4 +339,74 @@ fn requests_to_an_http2_server_share_one_connection() {
         assert_eq!(get_at_once(&wire, server.port, 1), expected(1));
     }
     assert_eq!(server.connections(), made);
+}
+
+#[test]
+fn requests_to_an_http2_server_that_goes_away_go_out_on_a_new_connection() {
+    let tls = tls(&[b"h2"]);
+    let server = H2Server::start(tls.acceptor.clone(), Some(2));
+    let wire = wire(
+        Verify::CaBundle(tls.ca.display().to_string()),
+        ProxySetting::Off,
+    );
+    let expected = |count: usize| {
+        (0..count)
+            .map(|n| (200, format!("/item/{n}")))
+            .collect::<Vec<_>>()
+    };
+    // One after another: the shared connection goes away after every second request, and the
+    // next request, handed back unsent by a connection going away or made after it closed,
+    // goes out on a new one.
+    for _ in 0..20 {
+        assert_eq!(get_at_once(&wire, server.port, 1), expected(1));
+    }
+    // (A connection takes more than two when requests reach it before its GOAWAY reaches us.)
+    assert!(
+        server.connections() > 1,
+        "{} connections",
+        server.connections()
+    );
+    // Many at once on a connection that goes away under them: every one is answered.
+    for _ in 0..10 {
+        assert_eq!(get_at_once(&wire, server.port, 8), expected(8));
+    }
+}
+
+#[test]
+fn a_request_handed_back_by_an_http2_connection_going_away_goes_out_on_a_new_one() {
+    let tls = tls(&[b"h2"]);
+    let server = H2Server::start(tls.acceptor.clone(), None);
+    let wire = wire(
+        Verify::CaBundle(tls.ca.display().to_string()),
+        ProxySetting::Off,
+    );
+    let port = server.port;
+    let server = &server;
+    let answer = block_on_here(async {
+        // The connection's first request makes the server say GOAWAY, and stays unanswered:
+        // the connection stays open and shared, but takes no new stream.
+        let hanging = tokio::spawn({
+            let wire = wire.clone();
+            async move { exchange_get(&wire, &format!("https://127.0.0.1:{port}/hang")).await }
+        });
+        // The GOAWAY sent, then read by this runtime while it waits.
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while server.gone_away() == 0 && tokio::time::Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        let answer = exchange_get(&wire, &format!("https://127.0.0.1:{port}/item/0")).await;
+        hanging.abort();
+        answer
+    })
+    .unwrap()
+    .unwrap();
+    assert_eq!(
+        (
+            answer.status,
+            String::from_utf8_lossy(&answer.body).as_ref()
+        ),
+        (200, "/item/0")
+    );
+    assert_eq!(server.connections(), 2);
 }
