@@ -832,8 +832,8 @@ fn scanned_bodies() -> Vec<String> {
             .into(),
         r#"{"s": "\u00e9\u0041\ud83d\ude00\/\b\f\n\r\t\"\\", "n": -12.0625}"#.into(),
     ];
-    // Long strings and names, whose ends the scanner finds eight bytes at a time.
-    for length in 0..20 {
+    // Long strings and names, whose ends the scanner finds sixteen (or eight) bytes at a time.
+    for length in 0..36 {
         let text = "x".repeat(length);
         bodies.push(format!(
             r#"{{"{text}": "{text}", "{text}yé": ["{text}\\n"]}}"#
@@ -924,4 +924,38 @@ fn every_one_byte_change_of_a_body_is_read_as_jiter_reads_it_or_left_to_jiter() 
     }
     // Both outcomes were exercised: the changes the scanner read, and those it left.
     assert!(read > 1000 && left > 1000, "read {read}, left {left}");
+}
+
+#[test]
+fn the_string_end_searches_find_the_first_quote_backslash_or_control_character() {
+    use super::scan::{special, special_by_word};
+    let plain = |body: &[u8], from: usize| {
+        let found = body[from..]
+            .iter()
+            .position(|&b| b == b'"' || b == b'\\' || b < 0x20);
+        found.map(|i| from + i)
+    };
+    // Around both steps (8 and 16 bytes), with bytes that are not special on either side of
+    // each bound: a space, DEL, and the high bytes of UTF-8 (negative as signed bytes).
+    for len in 0..40 {
+        for at in 0..=len {
+            for found in [b'"', b'\\', 0x00, 0x1f, b'\n'] {
+                for filler in [b'a', b' ', 0x7f, 0x80, 0xff] {
+                    let mut body = vec![filler; len];
+                    if at < len {
+                        body[at] = found;
+                    }
+                    for from in 0..=len.min(3) {
+                        let expected = plain(&body, from);
+                        assert_eq!(special(&body, from), expected, "{body:?} from {from}");
+                        assert_eq!(
+                            special_by_word(&body, from),
+                            expected,
+                            "{body:?} from {from}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 }
