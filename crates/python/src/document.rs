@@ -10,12 +10,12 @@
 //! `copy.deepcopy` or `repr` of anything a resource gives can hit Python's recursion limit.
 
 use crate::errors::to_py;
+use crate::kept::Kept;
 use crate::untracked::new_untracked;
 use std::borrow::Cow;
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::OnceLock;
 
 use bytes::Bytes;
 use jiter::{PythonParse, StringCacheMode};
@@ -40,13 +40,13 @@ pub fn parse(body: Bytes) -> Result<Document, Error> {
 #[pyclass(module = "recurring_payments._core", frozen, mapping)]
 pub struct Document {
     doc: hal::Document,
-    values: Box<[OnceLock<Py<PyAny>>]>,
+    values: Box<[Kept]>,
 }
 
 impl Document {
     /// The lazy view of a document the core parsed and indexed (`rp_core::reply::Reply`).
     pub(crate) fn new(doc: hal::Document) -> Document {
-        let values = (0..doc.len()).map(|_| OnceLock::new()).collect();
+        let values = (0..doc.len()).map(|_| Kept::new()).collect();
         Document { doc, values }
     }
 
@@ -56,8 +56,8 @@ impl Document {
 
     fn value<'py>(&self, py: Python<'py>, at: usize) -> PyResult<Bound<'py, PyAny>> {
         let cell = &self.values[at];
-        if let Some(value) = cell.get() {
-            return Ok(value.bind(py).clone());
+        if let Some(value) = cell.get(py) {
+            return Ok(value);
         }
         let kind = self.doc.kind(at);
         let value = match kind {
@@ -71,9 +71,7 @@ impl Document {
         if kind == Kind::Composite {
             return Ok(value.into_bound(py));
         }
-        // Under the GIL and without releasing it, nobody else can have set it meanwhile.
-        let kept = cell.get_or_init(|| value);
-        Ok(kept.bind(py).clone())
+        Ok(cell.keep(value.into_bound(py)))
     }
 
     /// The state's field `at` (of `kind` `Scalar` or `Composite`), converted now.
@@ -411,8 +409,8 @@ impl Document {
                 continue;
             }
             // A new dict: what is kept is shared, the rest converted without keeping it.
-            let value = match cell.get() {
-                Some(value) => value.bind(py).clone(),
+            let value = match cell.get(py) {
+                Some(value) => value,
                 None => self.state_value(py, at, kind)?,
             };
             let name = self.doc.name_bytes(at);
@@ -435,12 +433,10 @@ impl Document {
     /// `Document` at each collection, thousands per page: visiting one slot, not every field,
     /// is what keeps that cheap.
     fn __traverse__(&self, visit: PyVisit<'_>) -> Result<(), PyTraverseError> {
-        let embedded = self.doc.embedded_field().and_then(|at| self.values.get(at));
-        let kept = embedded.and_then(OnceLock::get);
-        if let Some(value) = kept {
-            visit.call(value)?;
+        match self.doc.embedded_field().and_then(|at| self.values.get(at)) {
+            Some(embedded) => embedded.visit(&visit),
+            None => Ok(()),
         }
-        Ok(())
     }
 }
 

@@ -10,6 +10,7 @@ mod convert;
 mod document;
 mod errors;
 mod generic_getattr;
+mod kept;
 mod link;
 mod observed;
 mod provider;
