@@ -1,7 +1,8 @@
-"""The page's items, a follow's resource and a rebuilt link are made natively: the native value
-placed in a new object of the face's class, without running that class's `__new__`. That is
-only right for a class that keeps the native base's `__new__`; any other is refused with a
-`TypeError`, never given an object laid out for another `__new__`."""
+"""The page's items and a rebuilt link are made natively: the native value placed in a new
+object of the face's class, without running that class's `__new__`. That is only right for a
+class that keeps the native base's `__new__`; any other is refused with a `TypeError`, never
+given an object laid out for another `__new__`. A followed link's resource is made by its
+class's `__new__` slot, without a Python frame either."""
 
 from __future__ import annotations
 

@@ -1,14 +1,15 @@
 //! New objects of the Python subclasses of the native bases (`_ResourceCore`, `_LinkCore`)
 //! made without running Python (what `Resource._make` and `_LinkBase._plain` stand for): the
 //! native value placed in a new object of the subclass, with no attribute lookup, argument
-//! tuple or argument parsing (~700 instructions an item of a page, BENCHMARKS.md).
+//! tuple or argument parsing (~700 instructions an item of a page, BENCHMARKS.md); or, where
+//! the native type is not at hand, the subclass's `tp_new` called with an argument tuple.
 
 use std::marker::PhantomData;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::ffi;
 use pyo3::prelude::*;
-use pyo3::types::PyType;
+use pyo3::types::{PyTuple, PyType};
 use pyo3::{PyClass, PyClassInitializer};
 
 /// Makes objects of `cls`, a subclass of the native `T` that keeps `T`'s `__new__`, from `T`'s
@@ -28,7 +29,8 @@ impl<'a, 'py, T: PyClass> Maker<'a, 'py, T> {
                 cls.name()?
             )));
         }
-        if tp_new(cls) != tp_new(&T::type_object(cls.py())) {
+        let address = |new: Option<ffi::newfunc>| new.map(|new| new as usize);
+        if address(tp_new(cls)) != address(tp_new(&T::type_object(cls.py()))) {
             return Err(PyTypeError::new_err(format!(
                 "{} overrides __new__",
                 cls.name()?
@@ -58,10 +60,35 @@ impl<'a, 'py, T: PyClass> Maker<'a, 'py, T> {
     }
 }
 
-/// The address of `cls`'s `tp_new` slot (null for none).
-fn tp_new(cls: &Bound<'_, PyType>) -> usize {
+/// A new object of `cls` as `cls.__new__(cls, *args)` makes it, without the attribute lookup:
+/// for the `Resource` a link's call makes, whose native base the link's module does not name
+/// (`resource.rs` uses `link.rs`, not the other way round).
+pub(crate) fn new_with_args<'py>(
+    cls: &Bound<'py, PyType>,
+    args: &Bound<'py, PyTuple>,
+) -> PyResult<Bound<'py, PyAny>> {
+    let Some(new) = tp_new(cls) else {
+        return Err(PyTypeError::new_err(format!(
+            "{} has no __new__",
+            cls.name()?
+        )));
+    };
+    // SAFETY: `cls`'s own `tp_new` with `cls` and an argument tuple, both alive; a null result
+    // sets an error.
+    #[allow(unsafe_code)]
+    unsafe {
+        let made = new(cls.as_type_ptr(), args.as_ptr(), std::ptr::null_mut());
+        Bound::from_owned_ptr_or_err(cls.py(), made)
+    }
+}
+
+/// `cls`'s `tp_new` slot.
+fn tp_new(cls: &Bound<'_, PyType>) -> Option<ffi::newfunc> {
     // SAFETY: `cls` is a live type object; `PyType_GetSlot` reads static types from 3.10 on.
     #[allow(unsafe_code)]
     let new = unsafe { ffi::PyType_GetSlot(cls.as_type_ptr(), ffi::Py_tp_new) };
-    new as usize
+    // SAFETY: what `Py_tp_new` holds is a `newfunc`, or null.
+    #[allow(unsafe_code)]
+    (!new.is_null())
+        .then(|| unsafe { std::mem::transmute::<*mut std::ffi::c_void, ffi::newfunc>(new) })
 }

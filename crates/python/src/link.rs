@@ -10,9 +10,8 @@ use std::sync::Arc;
 
 use crate::call::{Call, CallOptions, Href};
 use crate::client::NativeClient;
-use crate::construct::Maker;
+use crate::construct::{new_with_args, Maker};
 use crate::errors::Fallible;
-use crate::resource::ResourceCore;
 
 use pyo3::intern;
 use pyo3::prelude::*;
@@ -354,15 +353,12 @@ pub(crate) fn new_resource<'py>(
         true => PyDict::new(py).into_any(),
         false => document,
     };
-    // `_resource_type` is the face's `Resource`, a `_ResourceCore` subclass: set by the package.
-    let resource = ResourceCore::new(
+    let partial = pyo3::types::PyBool::new(py, false).to_owned().into_any();
+    let curies = PyTuple::empty(py).into_any();
+    let args = PyTuple::new(
         py,
-        session.clone().unbind(),
-        document.unbind(),
-        Some(status.unbind()),
-        Some(headers.unbind()),
-        false,
-        None,
-    );
-    Maker::<ResourceCore>::of(cls)?.make(resource)
+        [session, &document, &status, &headers, &partial, &curies],
+    )?;
+    // `_resource_type` is the face's `Resource`, a `_ResourceCore` subclass: set by the package.
+    new_with_args(cls, &args)
 }

@@ -84,7 +84,7 @@ fn is_hal_key(key: &Bound<'_, PyAny>) -> PyResult<bool> {
 impl ResourceCore {
     #[new]
     #[pyo3(signature = (session, document, status=None, headers=None, partial=false, curies=None))]
-    pub(crate) fn new(
+    fn new(
         py: Python<'_>,
         session: Py<PyAny>,
         document: Py<PyAny>,
