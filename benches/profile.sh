@@ -46,7 +46,9 @@ for workload in "${workloads[@]}"; do
         *) n=5 ;;
     esac
     for count in 0 "$n"; do
-        valgrind --tool=callgrind --callgrind-out-file="$out/$workload-$count.cg" \
+        # One hash seed for both runs: str hashes decide dict layouts, and so what each lookup
+        # costs; a seed per process moved a follow's count by about 2k instructions.
+        PYTHONHASHSEED=0 valgrind --tool=callgrind --callgrind-out-file="$out/$workload-$count.cg" \
             "$python" "$here/profile.py" "$workload" "$count" >"$out/$workload-$count.log" 2>&1
     done
     echo "== $workload: callgrind, per operation ($n operations minus none)"

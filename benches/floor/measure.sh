@@ -96,8 +96,9 @@ declare -A ca=([http]="" [https]="$work/ca.pem")
 env_of() {
     local name=$1 scheme=$2
     if [ "$name" = ours ]; then
-        printf 'BENCH_CHILD_SERVER=["nginx","%s","%s",["bench","bench"]%s]\n' "${base[$scheme]}" \
-            "$profile" "${ca[$scheme]:+,\"${ca[$scheme]}\"}"
+        # One hash seed for every run (benches/profile.sh says why).
+        printf 'PYTHONHASHSEED=0 BENCH_CHILD_SERVER=["nginx","%s","%s",["bench","bench"]%s]\n' \
+            "${base[$scheme]}" "$profile" "${ca[$scheme]:+,\"${ca[$scheme]}\"}"
     fi
 }
 command_of() {
