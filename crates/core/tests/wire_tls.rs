@@ -316,49 +316,46 @@ fn get_at_once(wire: &HyperWire, port: u16, count: usize) -> Vec<(u16, String)> 
     .unwrap()
 }
 
-#[test]
-fn requests_to_an_http2_server_share_one_connection() {
+/// A CA, an HTTP/2-only server (`goaway_after`: see [`H2Server`]) and a wire that trusts the
+/// CA; the CA file lives as long as the first.
+fn h2_setup(goaway_after: Option<usize>) -> (Tls, H2Server, HyperWire) {
     let tls = tls(&[b"h2"]);
-    let server = H2Server::start(tls.acceptor.clone(), None);
+    let server = H2Server::start(tls.acceptor.clone(), goaway_after);
     let wire = wire(
         Verify::CaBundle(tls.ca.display().to_string()),
         ProxySetting::Off,
     );
-    let expected = |count: usize| {
-        (0..count)
-            .map(|n| (200, format!("/item/{n}")))
-            .collect::<Vec<_>>()
-    };
+    (tls, server, wire)
+}
+
+/// What `get_at_once(.., count)` gets from an `H2Server`: every `/item/<n>` answered with its path.
+fn answered(count: usize) -> Vec<(u16, String)> {
+    (0..count).map(|n| (200, format!("/item/{n}"))).collect()
+}
+
+#[test]
+fn requests_to_an_http2_server_share_one_connection() {
+    let (_tls, server, wire) = h2_setup(None);
     // Many at once on a cold pool: each may make a connection, every one is answered.
-    assert_eq!(get_at_once(&wire, server.port, 8), expected(8));
+    assert_eq!(get_at_once(&wire, server.port, 8), answered(8));
     let made = server.connections();
     assert!((1..=8).contains(&made), "{made} connections");
     // Then one connection is kept and shared, at once and one after another.
-    assert_eq!(get_at_once(&wire, server.port, 16), expected(16));
+    assert_eq!(get_at_once(&wire, server.port, 16), answered(16));
     for _ in 0..3 {
-        assert_eq!(get_at_once(&wire, server.port, 1), expected(1));
+        assert_eq!(get_at_once(&wire, server.port, 1), answered(1));
     }
     assert_eq!(server.connections(), made);
 }
 
 #[test]
 fn requests_to_an_http2_server_that_goes_away_go_out_on_a_new_connection() {
-    let tls = tls(&[b"h2"]);
-    let server = H2Server::start(tls.acceptor.clone(), Some(2));
-    let wire = wire(
-        Verify::CaBundle(tls.ca.display().to_string()),
-        ProxySetting::Off,
-    );
-    let expected = |count: usize| {
-        (0..count)
-            .map(|n| (200, format!("/item/{n}")))
-            .collect::<Vec<_>>()
-    };
+    let (_tls, server, wire) = h2_setup(Some(2));
     // One after another: the shared connection goes away after every second request, and the
     // next request, handed back unsent by a connection going away or made after it closed,
     // goes out on a new one.
     for _ in 0..20 {
-        assert_eq!(get_at_once(&wire, server.port, 1), expected(1));
+        assert_eq!(get_at_once(&wire, server.port, 1), answered(1));
     }
     // (A connection takes more than two when requests reach it before its GOAWAY reaches us.)
     assert!(
@@ -368,18 +365,13 @@ fn requests_to_an_http2_server_that_goes_away_go_out_on_a_new_connection() {
     );
     // Many at once on a connection that goes away under them: every one is answered.
     for _ in 0..10 {
-        assert_eq!(get_at_once(&wire, server.port, 8), expected(8));
+        assert_eq!(get_at_once(&wire, server.port, 8), answered(8));
     }
 }
 
 #[test]
 fn a_request_handed_back_by_an_http2_connection_going_away_goes_out_on_a_new_one() {
-    let tls = tls(&[b"h2"]);
-    let server = H2Server::start(tls.acceptor.clone(), None);
-    let wire = wire(
-        Verify::CaBundle(tls.ca.display().to_string()),
-        ProxySetting::Off,
-    );
+    let (_tls, server, wire) = h2_setup(None);
     let port = server.port;
     let server = &server;
     let answer = block_on_here(async {
