@@ -1,7 +1,7 @@
 //! New objects of the Python subclasses of the native bases (`_ResourceCore`, `_LinkCore`)
 //! made without running Python (what `Resource._make` and `_LinkBase._plain` stand for): the
 //! native value placed in a new object of the subclass, with no attribute lookup, argument
-//! tuple or argument parsing (~700 instructions an item of a page, BENCHMARKS.md); or, where
+//! tuple or argument parsing (~850 instructions fewer an item of a page); or, where
 //! the native type is not at hand, the subclass's `tp_new` called with an argument tuple.
 
 use std::marker::PhantomData;

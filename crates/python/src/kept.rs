@@ -1,6 +1,7 @@
 //! A Python value made once and kept: one pointer, set by a compare-and-swap. A document keeps
-//! each field it converted in one of these; `OnceLock` cost about 350 instructions more per item
-//! of a page (its `Once` state per field, checked again when the item is dropped).
+//! each field it converted in one of these: unlike a `OnceLock`, no `Once` state to set per
+//! field and to check again when the item is dropped (a page read whole, every field of 5,000
+//! items: 118.5M -> 114.9M instructions).
 
 use std::mem::ManuallyDrop;
 use std::ptr::null_mut;
@@ -50,9 +51,7 @@ impl Kept {
             }
         }
     }
-}
 
-impl Kept {
     /// Visits the value kept, if any, for the cycle collector's traversal (which must not
     /// touch reference counts).
     pub(crate) fn visit(&self, visit: &PyVisit<'_>) -> Result<(), PyTraverseError> {
