@@ -24,6 +24,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyBytes, PyDict, PyFloat, PyList, PyString, PyTuple};
 use pyo3::{PyTraverseError, PyVisit};
+use smallvec::SmallVec;
 
 use rp_core::error::Error;
 use rp_core::hal::{self, Kind, LinkEntry, OneOrMany};
@@ -40,8 +41,12 @@ pub fn parse(body: Bytes) -> Result<Document, Error> {
 #[pyclass(module = "recurring_payments._core", frozen, mapping)]
 pub struct Document {
     doc: hal::Document,
-    values: Box<[Kept]>,
+    values: SmallVec<[Kept; INLINE_FIELDS]>,
 }
+
+/// Fields whose cells fit in the document's own object: a usual resource or page item (8
+/// fields and `_links`) then needs no allocation of its own for them.
+const INLINE_FIELDS: usize = 10;
 
 impl Document {
     /// The lazy view of a document the core parsed and indexed (`rp_core::reply::Reply`).
