@@ -6,7 +6,9 @@ callgrind twice, N times and 0 times, so that start-up, imports and warm-up canc
 WORKLOAD: follow, mandates, wide, wide-all, export, async (ours); untraced-follow (ours with
 ``telemetry=False``: against ``follow``, what telemetry costs with no SDK configured, in
 instructions); pyreqwest-follow, requests-follow, urllib3-follow, pycurl-follow (a peer's
-follow: its instruction count against ours is a ratio that load does not move).
+follow: its instruction count against ours is a ratio that load does not move);
+pyreqwest-async, aiohttp-async (a peer's async follow at the same concurrency, every thread
+counted: pyreqwest's runtime runs on threads of its own).
 
 The server comes from ``BENCH_CHILD_SERVER`` (bench.child_server). Before the N repetitions
 one untimed round warms everything a repetition uses (token, entry point, connection, the
@@ -25,9 +27,16 @@ import bench
 CONCURRENCY = 32
 
 
-def run_async(n: int) -> None:
+ASYNC_CLIENTS = {
+    "async": bench.ours_async,
+    "pyreqwest-async": bench.pyreqwest_async,
+    "aiohttp-async": bench.aiohttp_async,
+}
+
+
+def run_async(workload: str, n: int) -> None:
     async def main() -> None:
-        follow, aclose = await bench.ours_async(bench.child_server(), CONCURRENCY)
+        follow, aclose = await ASYNC_CLIENTS[workload](bench.child_server(), CONCURRENCY)
 
         async def worker(w: int, count: int) -> None:
             for i in range(count):
@@ -41,8 +50,8 @@ def run_async(n: int) -> None:
 
 
 def main(workload: str, n: int) -> None:
-    if workload == "async":
-        run_async(n)
+    if workload in ASYNC_CLIENTS:
+        run_async(workload, n)
         return
     others = {
         "untraced-follow": lambda server: bench.ours(server, telemetry=False),

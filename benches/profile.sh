@@ -42,7 +42,7 @@ export BENCH_CHILD_SERVER
 
 for workload in "${workloads[@]}"; do
     case $workload in
-        *follow | async) n=2048 ;;
+        *follow | *async) n=2048 ;;
         *) n=5 ;;
     esac
     for count in 0 "$n"; do
