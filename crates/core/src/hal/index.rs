@@ -211,7 +211,7 @@ fn walk(body: &[u8]) -> Result<Index> {
     let mut cursor = JiterCursor::new(body);
     index_body(&mut cursor, body).map_err(|refusal| match refusal {
         Refusal::Json(e) => invalid_json(e.description(&cursor.jiter)),
-        Refusal::Hal(message) => Error::protocol(message),
+        Refusal::Hal(message) => Error::protocol(*message),
         Refusal::Unsure => Error::protocol("response body could not be read"), // not jiter's
     })
 }
@@ -221,7 +221,7 @@ fn index_body(cursor: &mut impl Cursor, body: &[u8]) -> Walk<Index> {
     if peek != Peek::Object {
         cursor.skip_any(peek)?;
         cursor.finish()?; // invalid JSON is reported as such before its type
-        return Err(Refusal::Hal("response body is not a JSON object".into()));
+        return Err(Refusal::hal("response body is not a JSON object".into()));
     }
     // Room for a usual resource's fields at once: growing from none took three allocations.
     let index = object(cursor, body, 1, 8)?;
@@ -287,13 +287,13 @@ fn embedded_rels(
     level: usize,
 ) -> Walk<Embedded> {
     if peek != Peek::Object {
-        return Err(Refusal::Hal(format!("\"{EMBEDDED}\" is not an object")));
+        return Err(Refusal::hal(format!("\"{EMBEDDED}\" is not an object")));
     }
     within_limit(level)?;
     let mut embedded = Embedded::default();
     let mut rel = cursor.first_name()?;
     while let Some(key) = rel {
-        let not_object = || Refusal::Hal(format!("embedded {} is not an object", key.text(body)));
+        let not_object = || Refusal::hal(format!("embedded {} is not an object", key.text(body)));
         let peek = cursor.peek()?;
         let children = if peek == Peek::Array {
             within_limit(level + 1)?;

@@ -14,7 +14,7 @@ pub const MAX_NESTING: usize = 128;
 pub(super) fn within_limit(level: usize) -> Walk<()> {
     if level > MAX_NESTING {
         let message = format!("response body is nested deeper than {MAX_NESTING} levels");
-        return Err(Refusal::Hal(message));
+        return Err(Refusal::hal(message));
     }
     Ok(())
 }

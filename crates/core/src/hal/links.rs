@@ -135,7 +135,7 @@ pub(super) fn links(
     mut found: impl FnMut(Key, Range<usize>),
 ) -> Walk<Option<Range<usize>>> {
     if peek != Peek::Object {
-        return Err(Refusal::Hal(format!("\"{LINKS}\" is not an object")));
+        return Err(Refusal::hal(format!("\"{LINKS}\" is not an object")));
     }
     within_limit(level)?;
     let mut self_link = None;
@@ -166,7 +166,7 @@ pub(super) fn links(
 fn link(cursor: &mut impl Cursor, body: &[u8], peek: Peek, rel: &Key, level: usize) -> Walk<()> {
     let rel = || rel.text(body);
     if peek != Peek::Object {
-        return Err(Refusal::Hal(format!("link {} is not an object", rel())));
+        return Err(Refusal::hal(format!("link {} is not an object", rel())));
     }
     within_limit(level)?;
     let (mut href, mut templated) = (None, None);
@@ -182,14 +182,14 @@ fn link(cursor: &mut impl Cursor, body: &[u8], peek: Peek, rel: &Key, level: usi
         name = cursor.next_name()?;
     }
     if href != Some(true) {
-        return Err(Refusal::Hal(format!(
+        return Err(Refusal::hal(format!(
             "link {} has no string \"href\"",
             rel()
         )));
     }
     if templated == Some(false) {
         let message = format!("link {} has a \"templated\" that is not a boolean", rel());
-        return Err(Refusal::Hal(message));
+        return Err(Refusal::hal(message));
     }
     Ok(())
 }
