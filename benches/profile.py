@@ -5,10 +5,10 @@ callgrind twice, N times and 0 times, so that start-up, imports and warm-up canc
 
 WORKLOAD: follow, mandates, wide, wide-all, export, async (ours); untraced-follow (ours with
 ``telemetry=False``: against ``follow``, what telemetry costs with no SDK configured, in
-instructions); pyreqwest-follow, requests-follow, urllib3-follow, pycurl-follow (a peer's
-follow: its instruction count against ours is a ratio that load does not move);
-pyreqwest-async, aiohttp-async (a peer's async follow at the same concurrency, every thread
-counted: pyreqwest's runtime runs on threads of its own).
+instructions). A peer's: PEER-follow or PEER-<page> (PEER one of pyreqwest, requests, urllib3,
+pycurl; e.g. pycurl-wide-all), and pyreqwest-async, aiohttp-async (32 tasks, every thread
+counted: pyreqwest's runtime runs on threads of its own). A peer's count against ours is a
+ratio that the host's load does not move.
 
 The server comes from ``BENCH_CHILD_SERVER`` (bench.child_server). Before the N repetitions
 one untimed round warms everything a repetition uses (token, entry point, connection, the
@@ -53,18 +53,22 @@ def main(workload: str, n: int) -> None:
     if workload in ASYNC_CLIENTS:
         run_async(workload, n)
         return
-    others = {
-        "untraced-follow": lambda server: bench.ours(server, telemetry=False),
-        "pyreqwest-follow": bench.pyreqwest_client,
-        "requests-follow": bench.requests_client,
-        "urllib3-follow": bench.urllib3_client,
-        "pycurl-follow": bench.pycurl_client,
+    # "pycurl-wide-all": a peer's client and one of its workloads; a bare workload is ours.
+    clients = {
+        "untraced": lambda server: bench.ours(server, telemetry=False),
+        "pyreqwest": bench.pyreqwest_client,
+        "requests": bench.requests_client,
+        "urllib3": bench.urllib3_client,
+        "pycurl": bench.pycurl_client,
     }
-    client = others.get(workload, bench.ours)(bench.child_server())
-    if workload.endswith("follow"):
+    who, _, what = workload.partition("-")
+    if who not in clients:
+        who, what = "", workload
+    client = clients.get(who, bench.ours)(bench.child_server())
+    if what == "follow":
         op = client.follow
     else:
-        read = client.collections[workload]
+        read = client.collections[what]
         op = lambda i: read()  # noqa: E731
     for i in range(2):  # warm-up
         op(i)
