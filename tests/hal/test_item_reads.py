@@ -232,3 +232,25 @@ def test_items_of_different_shapes_read_by_the_same_names(
             [0, None, None, None, "escaped"],
         ]
     assert [dict(item.data) for item in got][3:] == [{"a": 1000}, {"xa": "escaped", "a": 0}]
+
+
+@pytest.mark.parametrize("width", [1, 9, 10, 11, 40])
+def test_items_of_every_width_keep_each_field_once_read(
+    server: FakeServer, client: rp.Client, width: int
+) -> None:
+    # A resource of up to 10 fields keeps its read fields in its own object, a wider one in an
+    # allocation of its own: both give each scalar read twice as the same object, and survive
+    # a collection while a page holds them.
+    import gc
+
+    items = [{f"f{k}": f"v{n}-{k}" for k in range(width)} for n in range(20)]
+    for n, item in enumerate(items):
+        item["_links"] = {"self": {"href": f"/w/{n}"}}
+    server.add_resource("/page", {"_embedded": {"items": items}})
+    got = client.get("/page").embedded["items"]
+    first = [[item[f"f{k}"] for k in range(width)] for item in got]
+    gc.collect()
+    for item, values, sent in zip(got, first, items, strict=True):
+        assert values == [sent[f"f{k}"] for k in range(width)]
+        assert all(item[f"f{k}"] is value for k, value in enumerate(values))
+        assert len(item) == width and dict(item.data) == {f"f{k}": v for k, v in enumerate(values)}
