@@ -52,7 +52,7 @@ impl Key {
 /// result fits in two registers: every step of the walk returns one.
 pub(super) enum Refusal {
     Json(Box<JiterError>),
-    #[allow(clippy::box_collection)] // a thin pointer: a `String` or `Box<str>` takes two words
+    #[allow(clippy::box_collection)] // one word, where a `String` takes three and a `Box<str>` two
     Hal(Box<String>),
     Unsure,
 }
