@@ -62,9 +62,10 @@ def main(workload: str, n: int) -> None:
         "pycurl": bench.pycurl_client,
     }
     who, _, what = workload.partition("-")
-    if who not in clients:
-        who, what = "", workload
-    client = clients.get(who, bench.ours)(bench.child_server())
+    make = clients.get(who)
+    if make is None:  # a bare workload: ours
+        make, what = bench.ours, workload
+    client = make(bench.child_server())
     if what == "follow":
         op = client.follow
     else:
