@@ -5,6 +5,7 @@ each field and ``data`` with the values and types of the JSON, on both faces."""
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import math
 import random
@@ -238,11 +239,9 @@ def test_items_of_different_shapes_read_by_the_same_names(
 def test_items_of_every_width_keep_each_field_once_read(
     server: FakeServer, client: rp.Client, width: int
 ) -> None:
-    # A resource of up to 10 fields keeps its read fields in its own object, a wider one in an
-    # allocation of its own: both give each scalar read twice as the same object, and survive
-    # a collection while a page holds them.
-    import gc
-
+    # A resource of up to 10 fields (`_links` counted: widths 1 and 9) keeps its read fields in
+    # its own object, a wider one in an allocation of its own: both give each scalar read twice
+    # as the same object, and survive a collection while a page holds them.
     items = [{f"f{k}": f"v{n}-{k}" for k in range(width)} for n in range(20)]
     for n, item in enumerate(items):
         item["_links"] = {"self": {"href": f"/w/{n}"}}
